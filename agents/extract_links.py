@@ -1,0 +1,22 @@
+"""Stage `extract_links`: pages.fetched → links.scored (the core is agents.links)."""
+
+from __future__ import annotations
+
+from agents.links import links_of
+from streams import metrics, progress
+from streams.app import app
+from streams.deadletters import decode_events
+from streams.topics import send, topic
+
+
+@app.agent(topic("pages.fetched"))
+async def extract_links(stream):
+    async for events in stream.take_events(64, within=0.1):
+        for page in await decode_events("pages.fetched", events):
+            crawl = progress.of(page.crawl_id)
+            links = links_of(page)
+            if links is not None:
+                metrics.count("links_found", "extract_links", len(links.anchors))
+                crawl.link_sets_sent += 1
+                await send("links.scored", links)
+            crawl.pages_parsed += 1

@@ -1,0 +1,36 @@
+"""Stage `fetch_pages`: crawl.requests → pages.fetched.
+
+The core is agents.fetching.Fetcher; this shell feeds it batches, caps each
+page's body to what a Kafka message carries (flagging `truncated`), and counts
+outcomes. Several actors run at once so one slow host does not hold the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from agents.fetching.fetcher import Fetcher
+from schemas.crawl import CrawlRequest
+from streams import metrics, progress
+from streams.app import app, settings
+from streams.deadletters import decode_events
+from streams.topics import send, topic
+
+FETCH_BATCH = 64
+fetcher = Fetcher.from_settings(settings)
+
+
+@app.agent(topic("crawl.requests"), concurrency=4)
+async def fetch_pages(stream):
+    await fetcher.start()
+    try:
+        async for events in stream.take_events(FETCH_BATCH, within=0.1):
+            requests: list[CrawlRequest] = await decode_events("crawl.requests", events)
+            pages = await asyncio.gather(*(fetcher.fetch(request) for request in requests))
+            for page in pages:
+                metrics.count("pages_fetched", "fetch", error=page.error.value, status=str(page.status))
+                metrics.count("fetch_ms", "fetch", page.fetch_ms)
+                await send("pages.fetched", page.with_body_capped(settings.max_message_body_bytes))
+                progress.of(page.crawl_id).pages_fetched += 1
+    finally:
+        await fetcher.close()  # the worker is stopping

@@ -1,0 +1,1 @@
+"""The fetch stage's core: polite, bounded, safe HTTP fetching with no Kafka in it."""

@@ -1,0 +1,25 @@
+"""Every few seconds, the counters of this worker's stages go out as `metrics` messages."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from streams import metrics
+from streams.app import app
+from streams.topics import send
+
+FLUSH_SECONDS = 5.0
+WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
+
+
+async def flush() -> int:
+    drained = metrics.drain(WORKER_ID)
+    for metric in drained:
+        await send("metrics", metric)
+    return len(drained)
+
+
+@app.timer(interval=FLUSH_SECONDS)
+async def flush_metrics():
+    await flush()

@@ -1,0 +1,116 @@
+"""Stage `extract_links`: pages.fetched → links.scored.
+
+The core, `extract_anchors`, parses a page with lxml into its anchors in
+document order: absolute canonical URL, text, DOM tag path and nearby text.
+BFS does not rank, so anchors leave this stage unscored; learned policies score
+them later in the same topic.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from urllib.parse import urljoin, urlsplit
+
+import lxml.etree
+import lxml.html
+from w3lib.url import canonicalize_url
+
+from schemas.crawl import PageFetched
+from schemas.links import Anchor, LinksScored
+from schemas.sites import site_of
+
+log = logging.getLogger(__name__)
+
+_SPACES = re.compile(r"\s+")
+_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
+NEARBY_CHARS = 200
+HTML_TYPES = ("text/html", "application/xhtml+xml", "")
+
+
+def normalize_space(text: str) -> str:
+    return _SPACES.sub(" ", text).strip()
+
+
+def canonical_url(url: str) -> str:
+    """The form under which a URL is deduplicated: no fragment, sorted query, normalised escapes."""
+    return canonicalize_url(url, keep_fragments=False)
+
+
+def parse_html(html: str) -> lxml.html.HtmlElement | None:
+    """The document root, or None when lxml finds no document in the text."""
+    if not html.strip():
+        return None
+    try:
+        # Bytes would make lxml re-guess the encoding; the text is already decoded.
+        return lxml.html.document_fromstring(html.encode("utf-8"), parser=_UTF8_PARSER)
+    except (lxml.etree.ParserError, ValueError):
+        return None
+
+
+_UTF8_PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True)
+
+
+def tag_path(element: lxml.html.HtmlElement) -> str:
+    tags = [element.tag]
+    for ancestor in element.iterancestors():
+        tags.append(ancestor.tag)
+    return "/".join(str(tag) for tag in reversed(tags))
+
+
+def _base_url(root: lxml.html.HtmlElement, page_url: str) -> str:
+    base = root.find(".//base[@href]")
+    return urljoin(page_url, base.get("href").strip()) if base is not None else page_url
+
+
+def extract_anchors(html: str, page_url: str) -> list[Anchor]:
+    """Every followable <a href> of a page, in document order."""
+    root = parse_html(html)
+    if root is None:
+        return []
+    base = _base_url(root, page_url)
+    page_site = site_of(page_url)
+    anchors: list[Anchor] = []
+    for element in root.iter("a"):
+        href = (element.get("href") or "").strip()
+        if not href or href.lower().startswith(_SKIPPED_SCHEMES):
+            continue
+        try:
+            absolute = urljoin(base, href)
+            if urlsplit(absolute).scheme not in ("http", "https"):
+                continue
+            url = canonical_url(absolute)
+        except ValueError:
+            continue  # malformed href (bad port, bad IPv6 literal): not followable
+        parent = element.getparent()
+        nearby = normalize_space(parent.text_content())[:NEARBY_CHARS] if parent is not None else ""
+        anchors.append(
+            Anchor(
+                url=url,
+                text=normalize_space(element.text_content())[:500],
+                tag_path=tag_path(element),
+                nearby_text=nearby,
+                same_site=site_of(url) == page_site,
+            )
+        )
+    return anchors
+
+
+def is_html(page: PageFetched) -> bool:
+    return page.content_type.split(";", 1)[0].strip().lower() in HTML_TYPES
+
+
+def links_of(page: PageFetched) -> LinksScored | None:
+    """The anchors of a fetched page, or None when it is not a parseable HTML page."""
+    if not page.ok or not is_html(page):
+        return None
+    return LinksScored(
+        site=page.site,
+        page_url=page.url,
+        final_url=page.final_url,
+        crawl_id=page.crawl_id,
+        depth=page.depth,
+        max_depth=page.max_depth,
+        max_pages=page.max_pages,
+        anchors=extract_anchors(page.body, page.final_url),
+    )

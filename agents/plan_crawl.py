@@ -1,0 +1,38 @@
+"""Stage `plan_crawl`: links.scored → crawl.requests (the core is agents.frontier.BfsFrontier).
+
+Events are handled one at a time because the frontier's tables write their
+changelog to the partition of the event being processed, which keeps each
+site's state on the site's partition.
+"""
+
+from __future__ import annotations
+
+import faust
+
+from agents.frontier import BfsFrontier
+from streams import metrics, progress
+from streams.app import app, settings
+from streams.deadletters import decode_events
+from streams.topics import send, topic
+
+# JSON both ways, so keys come back from the changelog as the same str they were written as.
+_TABLE_OPTIONS = dict(
+    partitions=settings.topic_partitions,
+    schema=faust.Schema(key_type=str, value_type=int, key_serializer="json", value_serializer="json"),
+)
+seen_urls = app.Table("frontier-seen", **_TABLE_OPTIONS)
+pages_planned = app.Table("frontier-planned", **_TABLE_OPTIONS)
+
+
+@app.agent(topic("links.scored"))
+async def plan_crawl(stream):
+    frontier = BfsFrontier(seen_urls, pages_planned)
+    async for event in stream.events():
+        for links in await decode_events("links.scored", [event]):
+            requests = frontier.next_requests(links)
+            metrics.count("requests_planned", "plan_crawl", len(requests))
+            crawl = progress.of(links.crawl_id)
+            for request in requests:
+                crawl.requests_sent += 1
+                await send("crawl.requests", request)
+            crawl.link_sets_planned += 1

@@ -1,0 +1,99 @@
+"""The sink's core: which ClickHouse table each topic fills, and the rows of each message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from schemas.base import Message
+from schemas.crawl import PageFetched
+from schemas.deadletter import DeadLetter
+from schemas.links import LinksScored, SourceFound
+from schemas.metrics import Metric
+from schemas.records import ChangesDetected, Record, RecordsExtracted
+from schemas.revisit import RevisitDecision
+
+Row = dict[str, Any]
+
+
+def _fetch_rows(page: PageFetched) -> list[Row]:
+    return [{
+        "event_id": page.event_id, "site": page.site, "crawl_id": page.crawl_id, "url": page.url,
+        "final_url": page.final_url, "depth": page.depth, "reason": page.reason, "status": page.status,
+        "error": page.error.value, "error_detail": page.error_detail, "not_modified": int(page.not_modified),
+        "content_type": page.content_type, "encoding": page.encoding, "body_bytes": page.body_bytes,
+        "truncated": int(page.truncated), "redirects": len(page.redirects), "attempts": page.attempts,
+        "fetch_ms": page.fetch_ms, "fetched_at": page.created_at,
+    }]
+
+
+def _link_rows(links: LinksScored) -> list[Row]:
+    return [{
+        "event_id": links.event_id, "position": position, "site": links.site, "crawl_id": links.crawl_id,
+        "page_url": links.final_url, "url": anchor.url, "text": anchor.text, "tag_path": anchor.tag_path,
+        "same_site": int(anchor.same_site), "score": anchor.score, "policy": links.policy, "depth": links.depth,
+        "created_at": links.created_at,
+    } for position, anchor in enumerate(links.anchors)]
+
+
+def _source_rows(source: SourceFound) -> list[Row]:
+    return [{
+        "event_id": source.event_id, "site": source.site, "crawl_id": source.crawl_id, "url": source.url,
+        "kind": source.kind, "score": source.score, "clicks": source.clicks, "created_at": source.created_at,
+    }]
+
+
+def _record_row(message: RecordsExtracted | ChangesDetected, position: int, record: Record) -> Row:
+    return {
+        "event_id": message.event_id, "position": position, "site": message.site, "page_url": message.page_url,
+        "item_url": record.item_url, "title": record.title, "date": record.date, "created_at": message.created_at,
+    }
+
+
+def _records_rows(message: RecordsExtracted) -> list[Row]:
+    return [_record_row(message, i, record) | {"snippet": record.snippet} for i, record in enumerate(message.records)]
+
+
+def _changes_rows(message: ChangesDetected) -> list[Row]:
+    return [_record_row(message, i, record) for i, record in enumerate(message.new_records)]
+
+
+def _decision_rows(decision: RevisitDecision) -> list[Row]:
+    return [{
+        "event_id": decision.event_id, "site": decision.site, "page_url": decision.page_url,
+        "tick_at": decision.tick_at, "policy": decision.policy, "fetch": int(decision.fetch),
+        "probability": decision.probability, "created_at": decision.created_at,
+    }]
+
+
+def _metric_rows(metric: Metric) -> list[Row]:
+    return [{
+        "event_id": metric.event_id, "worker": metric.site, "name": metric.name, "stage": metric.stage,
+        "value": metric.value, "labels": metric.labels, "created_at": metric.created_at,
+    }]
+
+
+def _deadletter_rows(letter: DeadLetter) -> list[Row]:
+    return [{
+        "event_id": letter.event_id, "topic": letter.topic, "partition": letter.partition, "offset": letter.offset,
+        "reason": letter.reason, "key": letter.key, "value": letter.value, "created_at": letter.created_at,
+    }]
+
+
+# topic → (table, rows of one message)
+SINKS: dict[str, tuple[str, Callable[[Any], list[Row]]]] = {
+    "pages.fetched": ("fetches", _fetch_rows),
+    "links.scored": ("links", _link_rows),
+    "sources.found": ("sources", _source_rows),
+    "records.extracted": ("records", _records_rows),
+    "changes.detected": ("changes", _changes_rows),
+    "revisit.decisions": ("revisit_decisions", _decision_rows),
+    "metrics": ("metrics", _metric_rows),
+    "deadletter": ("deadletters", _deadletter_rows),
+}
+
+
+def rows_for(topic: str, messages: list[Message]) -> tuple[str, list[Row]]:
+    """The table a topic's messages go to, and their rows."""
+    table, to_rows = SINKS[topic]
+    return table, [row for message in messages for row in to_rows(message)]

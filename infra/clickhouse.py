@@ -1,0 +1,154 @@
+"""ClickHouse through clickhouse-connect: embedded chDB (`chdb://PATH`) or a server (`http(s)://…`).
+
+Every table is a ReplacingMergeTree ordered by the message's event id (and the
+row's position inside the message), read through a view with FINAL of the same
+name without `_store`: a redelivered or replayed message replaces its rows
+instead of adding to them, so counts never double.
+
+Only one process may open a chDB directory. The worker's sink holds it while it
+runs and answers `sourcewatch sql` through its web server; otherwise the CLI
+opens the directory itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import clickhouse_connect
+
+from infra.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_KEYED = "ENGINE = ReplacingMergeTree ORDER BY {order}"
+
+# (version, statements). Append only: a released migration is never edited.
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (
+        1,
+        [
+            f"""CREATE TABLE IF NOT EXISTS fetches_store (
+                event_id String, site LowCardinality(String), crawl_id String, url String, final_url String,
+                depth UInt16, reason LowCardinality(String), status UInt16, error LowCardinality(String),
+                error_detail String, not_modified UInt8, content_type LowCardinality(String),
+                encoding LowCardinality(String), body_bytes UInt64, truncated UInt8, redirects UInt8,
+                attempts UInt8, fetch_ms Float64, fetched_at DateTime64(3, 'UTC'),
+                ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            f"""CREATE TABLE IF NOT EXISTS links_store (
+                event_id String, position UInt32, site LowCardinality(String), crawl_id String, page_url String,
+                url String, text String, tag_path String, same_site UInt8, score Nullable(Float32),
+                policy LowCardinality(String), depth UInt16, created_at DateTime64(3, 'UTC'),
+                ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="(event_id, position)")}""",
+            f"""CREATE TABLE IF NOT EXISTS sources_store (
+                event_id String, site LowCardinality(String), crawl_id String, url String,
+                kind LowCardinality(String), score Float32, clicks UInt16, created_at DateTime64(3, 'UTC'),
+                ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            f"""CREATE TABLE IF NOT EXISTS records_store (
+                event_id String, position UInt32, site LowCardinality(String), page_url String, item_url String,
+                title String, date Nullable(DateTime64(3, 'UTC')), snippet String, created_at DateTime64(3, 'UTC'),
+                ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="(event_id, position)")}""",
+            f"""CREATE TABLE IF NOT EXISTS changes_store (
+                event_id String, position UInt32, site LowCardinality(String), page_url String, item_url String,
+                title String, date Nullable(DateTime64(3, 'UTC')), created_at DateTime64(3, 'UTC'),
+                ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="(event_id, position)")}""",
+            f"""CREATE TABLE IF NOT EXISTS revisit_decisions_store (
+                event_id String, site LowCardinality(String), page_url String, tick_at DateTime64(3, 'UTC'),
+                policy LowCardinality(String), fetch UInt8, probability Nullable(Float32),
+                created_at DateTime64(3, 'UTC'), ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            f"""CREATE TABLE IF NOT EXISTS metrics_store (
+                event_id String, worker LowCardinality(String), name LowCardinality(String),
+                stage LowCardinality(String), value Float64, labels Map(String, String),
+                created_at DateTime64(3, 'UTC'), ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            f"""CREATE TABLE IF NOT EXISTS deadletters_store (
+                event_id String, topic LowCardinality(String), partition UInt32, offset UInt64, reason String,
+                key String, value String, created_at DateTime64(3, 'UTC'),
+                ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            *[
+                f"CREATE VIEW IF NOT EXISTS {name} AS SELECT * FROM {name}_store FINAL"
+                for name in ("fetches", "links", "sources", "records", "changes", "revisit_decisions",
+                             "metrics", "deadletters")
+            ],
+        ],
+    ),
+]
+
+
+def chdb_path(dsn: str) -> Path | None:
+    """The directory of an embedded chDB DSN, or None for a server URL."""
+    if not dsn.startswith("chdb://"):
+        return None
+    return Path(dsn.removeprefix("chdb://"))
+
+
+class ClickHouse:
+    """A clickhouse-connect client with migrations and a one-thread executor for async callers."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        path = chdb_path(dsn)
+        if path is not None:
+            path.mkdir(parents=True, exist_ok=True)
+            self.client = clickhouse_connect.get_client(dsn=f"chdb://{path.absolute()}")
+        else:
+            parts = urlsplit(dsn)
+            if parts.scheme not in ("http", "https"):
+                raise ValueError(f"clickhouse_dsn must be chdb://PATH or an http(s) URL, not {dsn!r}")
+            self.client = clickhouse_connect.get_client(dsn=dsn)
+        # chDB and the HTTP client are used from one thread at a time.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clickhouse")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ClickHouse:
+        return cls(settings.clickhouse_dsn)
+
+    def migrate(self) -> list[int]:
+        """Apply the migrations not yet applied; the versions applied now."""
+        self.client.command(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, applied_at DateTime DEFAULT now()) "
+            "ENGINE = ReplacingMergeTree ORDER BY version"
+        )
+        done = {row[0] for row in self.client.query("SELECT version FROM schema_migrations FINAL").result_rows}
+        applied = []
+        for version, statements in MIGRATIONS:
+            if version in done:
+                continue
+            for statement in statements:
+                self.client.command(statement)
+            self.client.insert("schema_migrations", [[version]], column_names=["version"])
+            applied.append(version)
+            log.info("ClickHouse migration %d applied", version)
+        return applied
+
+    def insert(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        columns = list(rows[0])
+        self.client.insert(f"{table}_store", [[row[c] for c in columns] for row in rows], column_names=columns)
+
+    async def insert_async(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._executor, self.insert, table, rows)
+
+    def query(self, sql: str) -> tuple[list[str], list[list[Any]]]:
+        result = self.client.query(sql)
+        return list(result.column_names), [list(row) for row in result.result_rows]
+
+    async def query_async(self, sql: str) -> tuple[list[str], list[list[Any]]]:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self.query, sql)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        self.client.close()

@@ -1,0 +1,95 @@
+"""The one settings object of sourcewatch.
+
+Every value comes from (highest first) environment variables prefixed
+`SOURCEWATCH_`, a TOML file named by `SOURCEWATCH_CONFIG` (default
+`sourcewatch.toml` in the working directory, if present), then the defaults
+below. Components never read the environment themselves: they take plain
+values and offer a `from_settings(settings)` factory.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+HOME = Path(".sourcewatch")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SOURCEWATCH_", frozen=True, extra="ignore")
+
+    # Where the project keeps its local state; every other path defaults below it.
+    home: Path = HOME
+    # Unpacked evaluation data (../shared/data unpacked by `make setup`); env SOURCEWATCH_DATA.
+    data: Path = HOME / "data"
+
+    # Kafka: a bootstrap address points everything at any cluster; empty means the local broker.
+    kafka_bootstrap: str = ""
+    kafka_port: int = 9092
+    kafka_dir: Path = HOME / "kafka"
+    kafka_libs: Path = HOME / "kafka-libs"
+    kafka_heap_mb: int = 768
+    # Prefix for every topic name and consumer group; tests use it to stay apart.
+    topic_prefix: str = ""
+    topic_partitions: int = 8
+    # Local broker and producer both accept messages up to this size (bytes).
+    kafka_max_message_bytes: int = 8 * 1024 * 1024
+
+    # ClickHouse: chdb://PATH for the embedded engine, http(s)://… for a server.
+    clickhouse_dsn: str = f"chdb://{HOME / 'clickhouse'}"
+    sink_batch_size: int = 2000
+    sink_flush_seconds: float = 1.0
+
+    # Faust worker web server (also serves `sourcewatch sql` while the worker holds chDB).
+    web_port: int = 6066
+
+    # Fetching: politeness, caps and safety.
+    user_agent: str = "sourcewatch/0.1 (+https://github.com/sourcewatch/sourcewatch; crawler for event and news listings)"
+    per_host_delay_seconds: float = 1.0
+    per_host_concurrency: int = 2
+    global_concurrency: int = 64
+    connect_timeout_seconds: float = 10.0
+    read_timeout_seconds: float = 20.0
+    total_timeout_seconds: float = 30.0
+    max_body_bytes: int = 5 * 1024 * 1024
+    # A fetched page's text travels in pages.fetched only up to this many UTF-8 bytes (then truncated=true).
+    max_message_body_bytes: int = 2 * 1024 * 1024
+    max_redirects: int = 5
+    max_retries: int = 3
+    retry_after_cap_seconds: float = 60.0
+    robots_cache_seconds: float = 3600.0
+    allow_loopback: bool = False
+    allow_private: bool = False
+
+    # BFS frontier defaults (per site, per crawl).
+    crawl_max_depth: int = 5
+    crawl_max_pages: int = 1000
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = Path(os.environ.get("SOURCEWATCH_CONFIG", "sourcewatch.toml"))
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
+        return tuple(sources)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings()

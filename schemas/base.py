@@ -1,0 +1,31 @@
+"""The base of every message: frozen, strict, versioned, with a stable event id.
+
+The event id is what makes at-least-once delivery idempotent downstream: a
+redelivered or replayed message carries the same id, and the ClickHouse tables
+keep one row per id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_event_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = 1
+    event_id: str = Field(default_factory=new_event_id)
+    # The site (registered domain, or host:port for IP hosts) that keys the message.
+    site: str
+    created_at: datetime = Field(default_factory=utc_now)

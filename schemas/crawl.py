@@ -1,0 +1,86 @@
+"""crawl.requests and pages.fetched: what to fetch, and what the fetch gave."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from schemas.base import Message
+
+
+class CrawlRequest(Message):
+    """A URL to fetch, with the crawl it belongs to and that crawl's budget."""
+
+    url: str
+    crawl_id: str
+    depth: int = 0
+    max_depth: int = 5
+    max_pages: int = 1000
+    # Why it is fetched: seed, bfs, discover, paginate, revisit.
+    reason: str = "seed"
+    referrer: str | None = None
+    # Validators of the last fetch, for a conditional GET.
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+class FetchErrorKind(StrEnum):
+    """Why a fetch did not give a usable page; `none` when it did."""
+
+    NONE = "none"
+    INVALID_URL = "invalid_url"
+    BLOCKED_ADDRESS = "blocked_address"
+    ROBOTS_DISALLOWED = "robots_disallowed"
+    DNS = "dns"
+    CONNECT = "connect"
+    TIMEOUT = "timeout"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    REDIRECT_LOOP = "redirect_loop"
+    HTTP_ERROR = "http_error"
+    RATE_LIMITED = "rate_limited"
+    UNSUPPORTED_CONTENT_TYPE = "unsupported_content_type"
+    BINARY_BODY = "binary_body"
+    BODY_TOO_LARGE = "body_too_large"
+    DECODE_ERROR = "decode_error"
+    PROTOCOL = "protocol"
+
+
+class PageFetched(Message):
+    """The outcome of one fetch, successful or not; the body is decoded text."""
+
+    url: str
+    final_url: str
+    crawl_id: str
+    depth: int = 0
+    max_depth: int = 5
+    max_pages: int = 1000
+    reason: str = "seed"
+    status: int = 0
+    error: FetchErrorKind = FetchErrorKind.NONE
+    error_detail: str = ""
+    not_modified: bool = False
+    content_type: str = ""
+    encoding: str = ""
+    body: str = ""
+    body_bytes: int = 0
+    # True when the body was cut at the fetch size cap or the message size cap.
+    truncated: bool = False
+    etag: str | None = None
+    last_modified: str | None = None
+    redirects: list[str] = Field(default_factory=list)
+    attempts: int = 1
+    fetch_ms: float = 0.0
+    fetched_at_ms: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is FetchErrorKind.NONE and 200 <= self.status < 300
+
+    def with_body_capped(self, max_bytes: int) -> PageFetched:
+        """This page with its body cut to at most max_bytes of UTF-8 (flagged truncated)."""
+        encoded = self.body.encode("utf-8")
+        if len(encoded) <= max_bytes:
+            return self
+        cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
+        return self.model_copy(update={"body": cut, "truncated": True})

@@ -1,0 +1,43 @@
+"""links.scored and sources.found: the anchors of a page, and source pages found."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.base import Message
+
+
+class Anchor(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str
+    text: str = ""
+    # DOM tag path from the root, e.g. html/body/nav/ul/li/a
+    tag_path: str = ""
+    nearby_text: str = ""
+    same_site: bool = True
+    # Policy score (None for BFS, which does not rank).
+    score: float | None = None
+
+
+class LinksScored(Message):
+    """The anchors of one fetched page, in document order, scored by the current policy."""
+
+    page_url: str
+    final_url: str
+    crawl_id: str
+    depth: int
+    max_depth: int
+    max_pages: int
+    policy: str = "bfs"
+    anchors: list[Anchor] = Field(default_factory=list)
+
+
+class SourceFound(Message):
+    """A page judged to be an event/news listing page (a source page)."""
+
+    url: str
+    crawl_id: str
+    kind: str = "unknown"
+    score: float
+    clicks: int

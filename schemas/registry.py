@@ -1,0 +1,71 @@
+"""The topic registry: every topic's name, value model and partition count, declared once.
+
+Keys are always the site (see schemas.sites), so one site's messages share a
+partition and per-site state lives in one worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from schemas.base import Message
+from schemas.crawl import CrawlRequest, PageFetched
+from schemas.deadletter import DeadLetter
+from schemas.links import LinksScored, SourceFound
+from schemas.metrics import Metric
+from schemas.pagination import PaginationTags
+from schemas.records import ChangesDetected, RecordsExtracted
+from schemas.revisit import RevisitDecision, RevisitTick
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    value_model: type[Message]
+    # None: the settings' default partition count.
+    partitions: int | None = None
+
+
+TOPICS: dict[str, TopicSpec] = {
+    spec.name: spec
+    for spec in (
+        TopicSpec("crawl.requests", CrawlRequest),
+        TopicSpec("pages.fetched", PageFetched),
+        TopicSpec("links.scored", LinksScored),
+        TopicSpec("sources.found", SourceFound),
+        TopicSpec("pagination.tags", PaginationTags),
+        TopicSpec("records.extracted", RecordsExtracted),
+        TopicSpec("changes.detected", ChangesDetected),
+        TopicSpec("revisit.ticks", RevisitTick),
+        TopicSpec("revisit.decisions", RevisitDecision),
+        TopicSpec("metrics", Metric),
+        TopicSpec("deadletter", DeadLetter, partitions=1),
+    )
+}
+
+
+class InvalidMessage(ValueError):
+    """A message that is not valid JSON for its topic's model; `reason` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def encode(message: Message) -> bytes:
+    return message.model_dump_json().encode("utf-8")
+
+
+def decode(topic: str, raw: bytes | None) -> Message:
+    """The message a topic's raw value holds, or InvalidMessage with the reason."""
+    spec = TOPICS[topic]
+    if raw is None:
+        raise InvalidMessage("empty value")
+    try:
+        return spec.value_model.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "message"
+        raise InvalidMessage(f"{spec.value_model.__name__}: {where}: {first['msg']}") from exc

@@ -1,0 +1,35 @@
+"""The one Faust app of sourcewatch, configured from the settings.
+
+Topics carry raw bytes; schemas.registry encodes and validates them, so an
+invalid message becomes a dead letter with its reason instead of an error deep
+inside Faust's codec machinery.
+"""
+
+from __future__ import annotations
+
+import faust
+
+from infra.kafka_broker import bootstrap_address
+from infra.settings import get_settings
+
+settings = get_settings()
+
+app = faust.App(
+    f"{settings.topic_prefix}sourcewatch",
+    broker=f"kafka://{bootstrap_address(settings)}",
+    store="memory://",
+    key_serializer="raw",
+    value_serializer="raw",
+    topic_partitions=settings.topic_partitions,
+    topic_replication_factor=1,
+    web_port=settings.web_port,
+    web_bind="127.0.0.1",
+    web_host="127.0.0.1",
+    producer_max_request_size=settings.kafka_max_message_bytes,
+    producer_compression_type="gzip",
+    consumer_max_fetch_size=settings.kafka_max_message_bytes,
+    broker_commit_every=500,
+    broker_commit_interval=1.0,
+    # Faust would otherwise import every module it finds; agents are loaded by streams.worker.
+    autodiscover=False,
+)

@@ -1,0 +1,262 @@
+"""`sourcewatch`: the one command line of the project (`sourcewatch COMMAND --help` for each)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from infra.settings import get_settings
+
+
+def _print_json(value: object) -> None:
+    print(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _ensure_local_kafka() -> None:
+    """Start the local broker when no other Kafka is configured (a no-op when it runs)."""
+    from infra.kafka_broker import LocalKafka
+
+    settings = get_settings()
+    if not settings.kafka_bootstrap:
+        LocalKafka.from_settings(settings).start()
+
+
+# -- kafka ------------------------------------------------------------------------------------------
+
+def cmd_kafka(args: argparse.Namespace) -> int:
+    from infra.kafka_broker import KafkaSetupError, LocalKafka
+
+    settings = get_settings()
+    broker = LocalKafka.from_settings(settings)
+    if args.action == "start":
+        try:
+            state = broker.start()
+        except KafkaSetupError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        result = {"running": True, "pid": state.pid, "bootstrap": state.bootstrap,
+                  "started_in_seconds": state.started_in_seconds}
+    elif args.action == "stop":
+        result = {"stopped": broker.stop()}
+    else:
+        state = broker.state()
+        result = {"running": state is not None, "bootstrap": state.bootstrap if state else None,
+                  "pid": state.pid if state else None, "data": str(broker.data_dir)}
+    if args.json:
+        _print_json(result)
+    else:
+        print(" ".join(f"{key}={value}" for key, value in result.items()))
+    return 0
+
+
+# -- worker and crawl ------------------------------------------------------------------------------
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    _ensure_local_kafka()
+    from streams.worker import run_worker
+
+    return run_worker(loglevel=args.loglevel)
+
+
+def _read_seeds(values: list[str]) -> list[str]:
+    seeds: list[str] = []
+    for value in values:
+        path = Path(value)
+        if "://" not in value and path.is_file():
+            seeds.extend(line.strip() for line in path.read_text().splitlines()
+                         if line.strip() and not line.startswith("#"))
+        else:
+            seeds.append(value)
+    return seeds
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    seeds = _read_seeds(args.seeds)
+    if not seeds:
+        print("error: no seeds given", file=sys.stderr)
+        return 2
+    _ensure_local_kafka()
+    from streams.crawl import CrawlPlan, run_crawl
+
+    plan = CrawlPlan(
+        seeds=seeds,
+        max_pages=args.max_pages or settings.crawl_max_pages,
+        max_depth=args.depth if args.depth is not None else settings.crawl_max_depth,
+        time_limit=args.time_limit,
+    )
+    code, summary = run_crawl(plan, show_progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        _print_json(summary)
+    elif summary:
+        print(f"crawl {summary['crawl_id']}: {summary['pages_fetched']} pages in {summary['seconds']}s "
+              f"({summary['pages_per_s']} pages/s), {summary['links_found']} links")
+        print(f"  by status: {summary['by_status']}")
+        print(f"  errors:    {summary['errors'] or 'none'}")
+        print(f"  fetch latency p50/p99: {summary['fetch_ms_p50']} / {summary['fetch_ms_p99']} ms")
+    return code if summary else (code or 1)
+
+
+# -- ClickHouse ------------------------------------------------------------------------------------
+
+def run_sql(query: str) -> tuple[list[str], list[list]]:
+    """Run a query on the configured ClickHouse, through the worker that holds chDB if one does."""
+    from infra.clickhouse import ClickHouse
+    from infra.sql_owner import chdb_owner
+
+    settings = get_settings()
+    owner = chdb_owner(settings.clickhouse_dsn)
+    if owner is not None:
+        import urllib.request
+
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{owner['web_port']}/sql/", data=json.dumps({"query": query}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                answer = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raise RuntimeError(json.loads(error.read()).get("error", str(error))) from None
+        return answer["columns"], answer["rows"]
+    clickhouse = ClickHouse.from_settings(settings)
+    try:
+        clickhouse.migrate()
+        return clickhouse.query(query)
+    finally:
+        clickhouse.close()
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    try:
+        columns, rows = run_sql(args.query)
+    except Exception as error:  # the database's message is what the user needs
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json([dict(zip(columns, row)) for row in rows])
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(*columns)
+    for row in rows:
+        table.add_row(*(str(value) for value in row))
+    Console().print(table)
+    return 0
+
+
+# -- replay ----------------------------------------------------------------------------------------
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from streams.replay import replay_topic
+
+    _ensure_local_kafka()
+    result = asyncio.run(replay_topic(args.topic, Path(args.out), args.from_beginning, args.group,
+                                      show_progress=sys.stderr.isatty()))
+    _print_json(result) if args.json else print(
+        f"{result['exported']} messages of {args.topic} → {args.out} ({result['invalid']} invalid skipped)")
+    return 0
+
+
+# -- serve-sites -----------------------------------------------------------------------------------
+
+def cmd_serve_sites(args: argparse.Namespace) -> int:
+    from infra.site_server import SiteServer, find_sites
+
+    try:
+        sites = find_sites([Path(path) for path in args.dirs])
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+    async def serve() -> None:
+        server = SiteServer(sites)
+        homepages = await server.start()
+        if args.json:
+            _print_json(homepages)
+        else:
+            for name, url in homepages.items():
+                print(f"{name}\t{url}")
+        sys.stdout.flush()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await server.stop()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+# -- parser ----------------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sourcewatch", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    kafka = commands.add_parser("kafka", help="start, stop or inspect the local Kafka broker")
+    kafka.add_argument("action", choices=["start", "stop", "status"])
+    kafka.add_argument("--json", action="store_true", help="print one JSON object")
+    kafka.set_defaults(func=cmd_kafka)
+
+    worker = commands.add_parser("worker", help="run a worker with every agent until stopped (Ctrl-C)")
+    worker.add_argument("--loglevel", default="info", choices=["debug", "info", "warning", "error"])
+    worker.set_defaults(func=cmd_worker)
+
+    crawl = commands.add_parser("crawl", help="crawl from seeds breadth-first through Kafka until idle")
+    crawl.add_argument("--seeds", nargs="+", required=True, metavar="FILE|URL",
+                       help="seed URLs, or files with one URL per line")
+    crawl.add_argument("--max-pages", type=int, help="page budget per site (default: settings.crawl_max_pages)")
+    crawl.add_argument("--depth", type=int, help="maximum clicks from a seed (default: settings.crawl_max_depth)")
+    crawl.add_argument("--until-idle", action="store_true",
+                       help="run until the pipeline is idle (the default; kept for scripts that say so)")
+    crawl.add_argument("--time-limit", type=float, help="stop after this many seconds even if pages remain")
+    crawl.add_argument("--allow-loopback", action="store_true", help="allow fetching 127.0.0.0/8 (local snapshots)")
+    crawl.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    crawl.set_defaults(func=cmd_crawl)
+
+    sql = commands.add_parser("sql", help="run a ClickHouse query (tables: fetches, links, metrics, …)")
+    sql.add_argument("query")
+    sql.add_argument("--json", action="store_true", help="print rows as a JSON list of objects")
+    sql.set_defaults(func=cmd_sql)
+
+    replay = commands.add_parser("replay", help="export a topic to JSONL or Parquet for offline training")
+    replay.add_argument("topic", help="registry topic name, e.g. pages.fetched")
+    replay.add_argument("--from-beginning", action="store_true",
+                        help="export everything retained (default: continue after the group's last export)")
+    replay.add_argument("--group", default="sourcewatch-replay", help="consumer group that remembers exports")
+    replay.add_argument("--out", required=True, help="output file, .jsonl or .parquet")
+    replay.add_argument("--json", action="store_true")
+    replay.set_defaults(func=cmd_replay)
+
+    serve = commands.add_parser("serve-sites", help="serve site snapshots on 127.0.0.1 until stopped")
+    serve.add_argument("dirs", nargs="+", metavar="DIR", help="a site folder, or a folder of site folders")
+    serve.add_argument("--json", action="store_true",
+                       help="print one JSON object {site: homepage URL} once every site answers")
+    serve.set_defaults(func=cmd_serve_sites)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.ERROR)
+    if getattr(args, "allow_loopback", False):
+        # Settings are read once, on first use: set it before anything reads them.
+        os.environ["SOURCEWATCH_ALLOW_LOOPBACK"] = "true"
+        get_settings.cache_clear()
+    return args.func(args) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

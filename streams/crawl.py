@@ -1,0 +1,125 @@
+"""`sourcewatch crawl`: seed a crawl, run a worker until the crawl is idle, summarise it from ClickHouse."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass
+
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agents.links import canonical_url
+from schemas.crawl import CrawlRequest
+from schemas.sites import site_of
+
+# The pipeline must stay idle this long before a crawl counts as finished.
+QUIET_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class CrawlPlan:
+    seeds: list[str]
+    max_pages: int
+    max_depth: int
+    # Stop after this many seconds even if pages remain (None: run until idle).
+    time_limit: float | None = None
+
+
+def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
+    requests = []
+    for seed in plan.seeds:
+        url = canonical_url(seed.strip())
+        if not site_of(url):
+            raise ValueError(f"not an absolute http(s) URL: {seed!r}")
+        requests.append(
+            CrawlRequest(site=site_of(url), url=url, crawl_id=crawl_id, max_depth=plan.max_depth,
+                         max_pages=plan.max_pages, reason="seed")
+        )
+    return requests
+
+
+async def summarize(crawl_id: str, seconds: float, timed_out: bool) -> dict:
+    """The crawl's figures, read back from ClickHouse (so they prove the rows are there)."""
+    from agents.sink import store
+
+    clickhouse = store()
+    where = f"crawl_id = '{crawl_id}'"  # a uuid hex we generated, safe to inline
+    _, by_status = await clickhouse.query_async(
+        f"SELECT status, error, count() FROM fetches WHERE {where} GROUP BY status, error ORDER BY status"
+    )
+    _, latency = await clickhouse.query_async(
+        "SELECT quantile(0.5)(fetch_ms), quantile(0.99)(fetch_ms), "
+        "quantile(0.5)(dateDiff('millisecond', fetched_at, ingested_at)), "
+        f"quantile(0.99)(dateDiff('millisecond', fetched_at, ingested_at)) FROM fetches WHERE {where}"
+    )
+    _, links = await clickhouse.query_async(f"SELECT count(), uniqExact(url) FROM links WHERE {where}")
+    pages = sum(row[2] for row in by_status)
+    statuses: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    for status, error, count in by_status:
+        statuses[str(status)] = statuses.get(str(status), 0) + count
+        if error != "none":
+            errors[error] = errors.get(error, 0) + count
+    p50, p99, sink_p50, sink_p99 = (round(float(v or 0), 2) for v in latency[0])
+    return {
+        "crawl_id": crawl_id,
+        "pages_fetched": pages,
+        "pages_ok": sum(row[2] for row in by_status if row[1] == "none" and 200 <= row[0] < 300),
+        "pages_per_s": round(pages / seconds, 2) if seconds > 0 else 0.0,
+        "seconds": round(seconds, 2),
+        "timed_out": timed_out,
+        "by_status": statuses,
+        "errors": errors,
+        "links_found": links[0][0],
+        "unique_links": links[0][1],
+        "fetch_ms_p50": p50,
+        "fetch_ms_p99": p99,
+        "fetch_to_clickhouse_ms_p50": sink_p50,
+        "fetch_to_clickhouse_ms_p99": sink_p99,
+    }
+
+
+def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
+    """Run the crawl to the end in a worker of this process: (exit code, summary)."""
+    from agents.flush_metrics import flush
+    from streams import progress
+    from streams.topics import send
+    from streams.worker import run_worker
+
+    crawl_id = uuid.uuid4().hex
+    requests = seed_requests(plan, crawl_id)
+    summary: dict = {}
+
+    async def drive() -> None:
+        crawl = progress.of(crawl_id)
+        started = time.monotonic()
+        for request in requests:
+            crawl.requests_sent += 1
+            await send("crawl.requests", request)
+        with Progress(
+            TextColumn("crawling"), BarColumn(), TextColumn("{task.completed} fetched / {task.total} planned"),
+            TimeElapsedColumn(), disable=not show_progress, transient=True,
+        ) as bar:
+            task = bar.add_task("crawl", total=len(requests))
+            quiet_since: float | None = None
+            timed_out = False
+            while True:
+                await asyncio.sleep(0.2)
+                bar.update(task, completed=crawl.pages_fetched, total=crawl.requests_sent)
+                now = time.monotonic()
+                if plan.time_limit is not None and now - started > plan.time_limit:
+                    timed_out = True
+                    break
+                if crawl.idle() and crawl.fetch_rows_written >= crawl.pages_fetched:
+                    quiet_since = quiet_since or now
+                    if now - quiet_since >= QUIET_SECONDS:
+                        break
+                else:
+                    quiet_since = None
+        seconds = (quiet_since or time.monotonic()) - started
+        await flush()
+        summary.update(await summarize(crawl_id, seconds, timed_out))
+
+    code = run_worker(drive)
+    return code, summary

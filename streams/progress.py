@@ -1,0 +1,37 @@
+"""In-process counters of work done per crawl, by which `sourcewatch crawl` knows it is finished.
+
+A crawl runs its own worker, so every stage counts here. Each stage counts a
+message only after it has sent what the message caused, so a crawl is idle
+exactly when every request sent was fetched, every fetched page was looked at
+by the link stage, and every set of links was planned by the frontier.
+Counting per crawl keeps leftovers of earlier crawls (messages still in the
+topics) from confusing the count.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+
+@dataclass
+class CrawlProgress:
+    requests_sent: int = 0
+    pages_fetched: int = 0
+    pages_parsed: int = 0
+    link_sets_sent: int = 0
+    link_sets_planned: int = 0
+    fetch_rows_written: int = 0
+
+    def idle(self) -> bool:
+        return (
+            self.requests_sent == self.pages_fetched == self.pages_parsed
+            and self.link_sets_sent == self.link_sets_planned
+        )
+
+
+_by_crawl: defaultdict[str, CrawlProgress] = defaultdict(CrawlProgress)
+
+
+def of(crawl_id: str) -> CrawlProgress:
+    return _by_crawl[crawl_id]

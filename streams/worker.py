@@ -1,0 +1,67 @@
+"""Run a Faust worker in this process, with every agent in `agents/` loaded.
+
+`sourcewatch worker` runs one until stopped; `sourcewatch crawl` runs one with
+a driver task that seeds the crawl and stops the worker when the crawl is done.
+More workers with the same settings join the same consumer groups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+import pkgutil
+import signal
+from collections.abc import Awaitable, Callable
+
+import agents
+from infra.kafka_broker import bootstrap_address, first_free_port
+from infra.kafka_topics import ensure_topics
+from infra.sql_owner import release_chdb
+
+log = logging.getLogger(__name__)
+
+
+def load_agents() -> list[str]:
+    """Import every module of the agents package (each registers its agents on the app)."""
+    names = [module.name for module in pkgutil.walk_packages(agents.__path__, "agents.")]
+    for name in names:
+        importlib.import_module(name)
+    return names
+
+
+def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: str = "warning") -> int:
+    """Run the worker until stopped (or until `driver` returns); the exit code."""
+    from faust.worker import Worker
+
+    from streams.app import app, settings
+
+    load_agents()
+    bootstrap = bootstrap_address(settings)
+    asyncio.run(ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions))
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    app.conf.web_port = first_free_port(settings.web_port)
+    worker = Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
+    failure: list[BaseException] = []
+
+    if driver is not None:
+
+        @app.task
+        async def drive() -> None:
+            try:
+                await driver()
+            except Exception as exc:  # reported after the worker stops, and the exit code says so
+                log.exception("crawl driver failed")
+                failure.append(exc)
+            finally:
+                # Mode's own graceful path, as on SIGTERM: stop services, then the loop.
+                worker._schedule_shutdown(signal.SIGTERM)
+
+    try:
+        worker.execute_from_commandline()
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    finally:
+        release_chdb(settings.clickhouse_dsn, os.getpid())
+    return 1 if failure else code
