@@ -64,8 +64,13 @@ def decode(topic: str, raw: bytes | None) -> Message:
     if raw is None:
         raise InvalidMessage("empty value")
     try:
-        return spec.value_model.model_validate_json(raw)
+        message = spec.value_model.model_validate_json(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ())) or "message"
         raise InvalidMessage(f"{spec.value_model.__name__}: {where}: {first['msg']}") from exc
+    supported = spec.value_model.model_fields["schema_version"].default
+    if message.schema_version > supported:
+        raise InvalidMessage(
+            f"{spec.value_model.__name__}: schema_version {message.schema_version} is newer than {supported}")
+    return message

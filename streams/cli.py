@@ -76,11 +76,15 @@ def _read_seeds(values: list[str]) -> list[str]:
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    settings = get_settings()
     seeds = _read_seeds(args.seeds)
     if not seeds:
         print("error: no seeds given", file=sys.stderr)
         return 2
+    return _crawl_and_report(seeds, args)
+
+
+def _crawl_and_report(seeds: list[str], args: argparse.Namespace) -> int:
+    settings = get_settings()
     _ensure_local_kafka()
     from streams.crawl import CrawlPlan, run_crawl
 
@@ -100,6 +104,27 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         print(f"  errors:    {summary['errors'] or 'none'}")
         print(f"  fetch latency p50/p99: {summary['fetch_ms_p50']} / {summary['fetch_ms_p99']} ms")
     return code if summary else (code or 1)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Until the simulated web lands: serve real snapshots on loopback and crawl them whole."""
+    # Our own loopback server needs no politeness delay; set before the settings are first read.
+    os.environ.setdefault("SOURCEWATCH_PER_HOST_DELAY_SECONDS", "0")
+    os.environ.setdefault("SOURCEWATCH_PER_HOST_CONCURRENCY", "8")
+    os.environ["SOURCEWATCH_ALLOW_LOOPBACK"] = "true"
+    get_settings.cache_clear()
+    from infra.site_server import serving_sites
+
+    dirs = [Path(d) for d in args.sites] or [get_settings().data / "sites" / "flink-apache-org"]
+    missing = [str(d) for d in dirs if not d.is_dir()]
+    if missing:
+        print(f"error: no site snapshot at {', '.join(missing)}: run `make setup` with ../shared beside the "
+              "checkout, or pass --sites DIR", file=sys.stderr)
+        return 2
+    with serving_sites(dirs) as homepages:
+        if not args.json:
+            print(f"serving {len(homepages)} site(s) on loopback; crawling them through Kafka …")
+        return _crawl_and_report(list(homepages.values()), args)
 
 
 # -- ClickHouse ------------------------------------------------------------------------------------
@@ -223,6 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--allow-loopback", action="store_true", help="allow fetching 127.0.0.0/8 (local snapshots)")
     crawl.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     crawl.set_defaults(func=cmd_crawl)
+
+    demo = commands.add_parser("demo", help="serve real site snapshots locally and crawl them end to end")
+    demo.add_argument("--sites", nargs="*", default=[], metavar="DIR",
+                      help="site folders to serve (default: <data>/sites/flink-apache-org)")
+    demo.add_argument("--max-pages", type=int)
+    demo.add_argument("--depth", type=int)
+    demo.add_argument("--time-limit", type=float, default=300.0)
+    demo.add_argument("--json", action="store_true")
+    demo.set_defaults(func=cmd_demo)
 
     sql = commands.add_parser("sql", help="run a ClickHouse query (tables: fetches, links, metrics, …)")
     sql.add_argument("query")

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 from rich.progress import Progress
 
 from infra.kafka_broker import bootstrap_address
@@ -26,8 +27,9 @@ async def replay_topic(name: str, out: Path, from_beginning: bool, group: str, s
         raise SystemExit("error: --out must end in .jsonl or .parquet")
     settings = get_settings()
     kafka_topic = f"{settings.topic_prefix}{name}"
+    bootstrap = bootstrap_address(settings)
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap_address(settings),
+        bootstrap_servers=bootstrap,
         group_id=f"{settings.topic_prefix}{group}",
         enable_auto_commit=False,
         auto_offset_reset="earliest",
@@ -38,9 +40,9 @@ async def replay_topic(name: str, out: Path, from_beginning: bool, group: str, s
     rows: list[dict] = []
     invalid = 0
     try:
-        partitions = [TopicPartition(kafka_topic, p) for p in (consumer.partitions_for_topic(kafka_topic) or ())]
+        partitions = [TopicPartition(kafka_topic, p) for p in await _partition_ids(bootstrap, kafka_topic)]
         if not partitions:
-            raise SystemExit(f"error: topic {kafka_topic} does not exist on {bootstrap_address(settings)}")
+            raise SystemExit(f"error: topic {kafka_topic} does not exist on {bootstrap}")
         consumer.assign(partitions)
         if from_beginning:
             await consumer.seek_to_beginning(*partitions)
@@ -69,6 +71,16 @@ async def replay_topic(name: str, out: Path, from_beginning: bool, group: str, s
     finally:
         await consumer.stop()
     return {"topic": name, "exported": len(rows), "invalid": invalid, "out": str(out)}
+
+
+async def _partition_ids(bootstrap: str, kafka_topic: str) -> list[int]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        described = await admin.describe_topics([kafka_topic])
+    finally:
+        await admin.close()
+    return sorted(p["partition"] for t in described if t.get("error_code", 0) == 0 for p in t["partitions"])
 
 
 def _write(rows: list[dict], out: Path) -> None:

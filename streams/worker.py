@@ -43,6 +43,7 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
     asyncio.set_event_loop(asyncio.new_event_loop())
     app.conf.web_port = first_free_port(settings.web_port)
     worker = Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
+    worker.spinner = None  # it writes cursor escapes into logs and pipes
     failure: list[BaseException] = []
 
     if driver is not None:

@@ -1,0 +1,49 @@
+# sourcewatch: `make setup` (idempotent), `make test`, `make demo`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOME_DIR := .sourcewatch
+SOURCEWATCH_DATA ?= $(HOME_DIR)/data
+KAFKA_LIBS := $(HOME_DIR)/kafka-libs
+SHARED_DATA := ../shared/data
+
+.PHONY: setup test demo kafka-start kafka-stop clean
+
+setup: $(VENV)/.installed $(KAFKA_LIBS)/.installed data
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $@
+
+# Apache Kafka (broker + runtime dependencies) from Maven Central, run by `sourcewatch kafka start`.
+$(KAFKA_LIBS)/.installed: infra/kafka/pom.xml
+	@command -v java >/dev/null || { echo "Java 17+ is needed for the local Kafka broker"; exit 1; }
+	@command -v mvn >/dev/null || { echo "Maven is needed to fetch the Kafka jars (apt-get install maven)"; exit 1; }
+	rm -rf $(KAFKA_LIBS)
+	mvn -q -B -f infra/kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
+	    -DoutputDirectory=$(abspath $(KAFKA_LIBS))
+	@touch $@
+
+# The real evaluation data, when ../shared is beside the checkout (unpack.sh is idempotent).
+data:
+	@if [ -x $(SHARED_DATA)/unpack.sh ]; then $(SHARED_DATA)/unpack.sh $(SOURCEWATCH_DATA); \
+	else echo "no $(SHARED_DATA): tests that need the evaluation data will skip"; fi
+
+test: setup
+	$(BIN)/pytest -q
+
+demo: setup
+	$(BIN)/sourcewatch demo
+
+kafka-start: setup
+	$(BIN)/sourcewatch kafka start
+
+kafka-stop:
+	$(BIN)/sourcewatch kafka stop
+
+clean:
+	-$(BIN)/sourcewatch kafka stop
+	rm -rf $(VENV) $(HOME_DIR)/kafka-libs $(HOME_DIR)/kafka $(HOME_DIR)/clickhouse

@@ -1,0 +1,76 @@
+"""Shared fixtures: the evaluation data, a real local Kafka broker, and the CLI as users run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from infra.kafka_broker import KafkaSetupError, LocalKafka, first_free_port
+from infra.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = Settings().data
+    if not (path / "sites").is_dir():
+        pytest.skip(f"evaluation data not unpacked at {path} (run `make setup` with ../shared beside the checkout)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A real single-node KRaft broker for the test session, on its own port and data dir."""
+    settings = Settings()
+    broker = LocalKafka(
+        settings.kafka_libs,
+        tmp_path_factory.mktemp("kafka"),
+        port=first_free_port(19092),
+        heap_mb=512,
+    )
+    try:
+        state = broker.start()
+    except KafkaSetupError as error:
+        pytest.fail(f"the local Kafka broker did not start: {error}")
+    yield state.bootstrap
+    broker.stop()
+
+
+@pytest.fixture
+def pipeline_env(kafka_bootstrap: str, tmp_path: Path) -> dict[str, str]:
+    """Environment for a CLI run on the test broker: its own topics, chDB and web port."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SOURCEWATCH_")}
+    env.update(
+        SOURCEWATCH_DATA=str(Settings().data.absolute()),
+        SOURCEWATCH_KAFKA_BOOTSTRAP=kafka_bootstrap,
+        SOURCEWATCH_TOPIC_PREFIX=f"t{uuid.uuid4().hex[:10]}.",
+        SOURCEWATCH_TOPIC_PARTITIONS="4",
+        SOURCEWATCH_CLICKHOUSE_DSN=f"chdb://{tmp_path / 'clickhouse'}",
+        SOURCEWATCH_WEB_PORT=str(first_free_port(16066)),
+        SOURCEWATCH_ALLOW_LOOPBACK="true",
+        SOURCEWATCH_PER_HOST_DELAY_SECONDS="0",
+        SOURCEWATCH_PER_HOST_CONCURRENCY="8",
+        SOURCEWATCH_SINK_FLUSH_SECONDS="0.3",
+    )
+    return env
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run `sourcewatch ARGS` as a user would, in a child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "streams.cli", *args], env=env, cwd=ROOT, capture_output=True, text=True,
+        timeout=timeout,
+    )
+
+
+def cli_json(args: list[str], env: dict[str, str], timeout: float = 300):
+    result = run_cli([*args, "--json"], env, timeout)
+    assert result.returncode == 0, f"sourcewatch {' '.join(args)} failed:\n{result.stderr[-3000:]}"
+    return json.loads(result.stdout.strip().splitlines()[-1])

@@ -1,0 +1,199 @@
+"""The fetcher against a hostile local server: every case ends within its cap with the right error kind."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import time
+
+import pytest
+from aiohttp import web
+
+from agents.fetching.fetcher import FetchConfig, Fetcher
+from schemas.crawl import CrawlRequest, FetchErrorKind
+
+PAGE_ZH = "<html><body><h1>活動訊息：市民講座與親子活動報名開始，歡迎踴躍參加</h1><p>最新消息與公告</p></body></html>" * 3
+BOMB = gzip.compress(b"\0" * (100 * 1024 * 1024), compresslevel=9)
+
+
+async def trickle(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": "text/html"})
+    await response.prepare(request)
+    for _ in range(120):
+        await response.write(b"<p>")
+        await asyncio.sleep(0.5)
+    return response
+
+
+async def huge(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": "text/html"})
+    await response.prepare(request)
+    chunk = b"<p>" + b"x" * 65533
+    for _ in range(50 * 16):  # 50 MB, no Content-Length
+        await response.write(chunk)
+    return response
+
+
+def _redirect(location: str) -> web.Response:
+    return web.Response(status=302, headers={"Location": location})
+
+
+def hostile_app() -> web.Application:
+    hits: dict[str, int] = {}
+
+    def once_limited(request: web.Request) -> web.Response:
+        hits["limited"] = hits.get("limited", 0) + 1
+        if hits["limited"] == 1:
+            return web.Response(status=429, headers={"Retry-After": "1"})
+        return web.Response(text="<p>finally</p>", content_type="text/html")
+
+    def cached(request: web.Request) -> web.Response:
+        if request.headers.get("If-None-Match") == '"v1"':
+            return web.Response(status=304, headers={"ETag": '"v1"'})
+        return web.Response(text="<p>v1</p>", content_type="text/html", headers={"ETag": '"v1"'})
+
+    routes = {
+        "/robots.txt": lambda r: web.Response(text="User-agent: *\nDisallow: /private\n"),
+        "/ok": lambda r: web.Response(text="<a href='/x'>x</a>", content_type="text/html"),
+        "/trickle": trickle,
+        "/loop/a": lambda r: _redirect("/loop/b"),
+        "/loop/b": lambda r: _redirect("/loop/a"),
+        "/huge": huge,
+        "/huge-declared": lambda r: web.Response(body=b"x" * (6 * 1024 * 1024), content_type="text/html"),
+        "/bomb": lambda r: web.Response(body=BOMB, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"}),
+        "/binary": lambda r: web.Response(body=bytes(range(256)) * 100, content_type="application/octet-stream"),
+        "/binary-as-html": lambda r: web.Response(body=b"\x89PNG\r\n\x1a\n" + bytes(4096), content_type="text/html"),
+        "/big5": lambda r: web.Response(body=PAGE_ZH.encode("big5"), headers={"Content-Type": "text/html"}),
+        "/gbk": lambda r: web.Response(body=PAGE_ZH.encode("gbk"), headers={"Content-Type": "text/html"}),
+        "/limited-once": once_limited,
+        "/storm": lambda r: web.Response(status=503, headers={"Retry-After": "0"}),
+        "/retry-later": lambda r: web.Response(status=429, headers={"Retry-After": "3600"}),
+        "/to-private": lambda r: _redirect("http://10.255.255.1/"),
+        "/private/secret": lambda r: web.Response(text="secret", content_type="text/html"),
+        "/cached": cached,
+        "/missing": lambda r: web.Response(status=404),
+    }
+
+    async def dispatch(request: web.Request) -> web.StreamResponse:
+        handler = routes.get(request.path)
+        if handler is None:
+            if request.path.startswith("/chain/"):
+                return _redirect(f"/chain/{int(request.path.rsplit('/', 1)[1]) + 1}")
+            raise web.HTTPNotFound()
+        result = handler(request)
+        return await result if asyncio.iscoroutine(result) else result
+
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", dispatch)
+    return app
+
+
+async def _serve(app: web.Application) -> tuple[web.AppRunner, str]:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{runner.addresses[-1][1]}"
+
+
+@pytest.fixture(scope="module")
+async def hostile():
+    runner, base = await _serve(hostile_app())
+    yield base
+    await runner.cleanup()
+
+
+def _config(**overrides) -> FetchConfig:
+    values = dict(user_agent="sourcewatch-test/1.0", per_host_delay=0.0, per_host_concurrency=4,
+                  connect_timeout=1.0, read_timeout=1.5, total_timeout=2.0, max_body_bytes=5 * 1024 * 1024,
+                  max_retries=2, retry_after_cap=5.0, backoff_base=0.1, allow_loopback=True)
+    values.update(overrides)
+    return FetchConfig(**values)
+
+
+async def _fetch(url: str, config: FetchConfig | None = None, **request_fields):
+    async with Fetcher(config or _config()) as fetcher:
+        started = time.monotonic()
+        page = await fetcher.fetch(CrawlRequest(site="test", url=url, crawl_id="c", **request_fields))
+        return page, time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "status", "cap_seconds"),
+    [
+        ("/ok", FetchErrorKind.NONE, 200, 2),
+        ("/trickle", FetchErrorKind.TIMEOUT, 0, 4),
+        ("/loop/a", FetchErrorKind.REDIRECT_LOOP, 302, 2),
+        ("/chain/0", FetchErrorKind.TOO_MANY_REDIRECTS, 0, 3),
+        ("/huge", FetchErrorKind.BODY_TOO_LARGE, 200, 4),
+        ("/huge-declared", FetchErrorKind.BODY_TOO_LARGE, 200, 2),
+        ("/bomb", FetchErrorKind.BODY_TOO_LARGE, 200, 4),
+        ("/binary", FetchErrorKind.UNSUPPORTED_CONTENT_TYPE, 200, 2),
+        ("/binary-as-html", FetchErrorKind.BINARY_BODY, 200, 2),
+        ("/storm", FetchErrorKind.RATE_LIMITED, 503, 3),
+        ("/retry-later", FetchErrorKind.RATE_LIMITED, 429, 2),
+        ("/private/secret", FetchErrorKind.ROBOTS_DISALLOWED, 0, 2),
+        ("/to-private", FetchErrorKind.BLOCKED_ADDRESS, 0, 2),
+        ("/missing", FetchErrorKind.HTTP_ERROR, 404, 2),
+    ],
+)
+async def test_each_hostile_case_ends_in_time_with_its_error_kind(hostile, path, kind, status, cap_seconds):
+    page, seconds = await _fetch(hostile + path)
+    assert page.error is kind, page.error_detail
+    assert page.status == status
+    assert seconds < cap_seconds
+    assert (page.error is FetchErrorKind.NONE) == page.ok
+
+
+@pytest.mark.parametrize("path", ["/big5", "/gbk"])
+async def test_undeclared_chinese_charsets_yield_text(hostile, path):
+    page, _ = await _fetch(hostile + path)
+    assert page.ok and page.body == PAGE_ZH
+
+
+async def test_429_with_retry_after_is_retried(hostile):
+    page, seconds = await _fetch(hostile + "/limited-once")
+    assert page.ok and page.attempts == 2 and "finally" in page.body
+    assert seconds >= 1.0
+
+
+async def test_conditional_get_records_not_modified(hostile):
+    first, _ = await _fetch(hostile + "/cached")
+    again, _ = await _fetch(hostile + "/cached", etag=first.etag)
+    assert first.ok and first.etag == '"v1"'
+    assert again.status == 304 and again.not_modified and again.error is FetchErrorKind.NONE
+
+
+async def test_loopback_is_refused_unless_allowed(hostile):
+    page, _ = await _fetch(hostile + "/ok", _config(allow_loopback=False))
+    assert page.error is FetchErrorKind.BLOCKED_ADDRESS
+    named, _ = await _fetch(hostile.replace("127.0.0.1", "localhost") + "/ok", _config(allow_loopback=False))
+    assert named.error is FetchErrorKind.BLOCKED_ADDRESS
+
+
+async def test_non_http_urls_are_invalid():
+    page, _ = await _fetch("ftp://example.org/file")
+    assert page.error is FetchErrorKind.INVALID_URL
+
+
+async def test_robots_crawl_delay_spaces_requests():
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(text="User-agent: *\nCrawl-delay: 1\n")
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="<p>page</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/robots.txt", robots)
+    app.router.add_get("/{n}", page)
+    runner, base = await _serve(app)
+    try:
+        async with Fetcher(_config()) as fetcher:
+            started = time.monotonic()
+            pages = await asyncio.gather(*(
+                fetcher.fetch(CrawlRequest(site="t", url=f"{base}/{i}", crawl_id="c")) for i in range(3)))
+            seconds = time.monotonic() - started
+    finally:
+        await runner.cleanup()
+    assert all(page.ok for page in pages)
+    assert seconds >= 2.0  # three requests, one second apart

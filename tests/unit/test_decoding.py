@@ -1,0 +1,42 @@
+import pytest
+
+from agents.fetching.decoding import decode_body, looks_binary
+
+TEXT = "<html><body><h1>活動訊息：市民講座與親子活動報名開始，歡迎踴躍參加</h1><p>最新消息與公告</p></body></html>" * 3
+
+
+@pytest.mark.parametrize("encoding", ["big5", "gb18030", "utf-8"])
+def test_declared_charset_in_header(encoding):
+    body = TEXT.encode(encoding)
+    text, used = decode_body(body, f"text/html; charset={encoding}")
+    assert text == TEXT
+
+
+def test_meta_charset_when_the_header_has_none():
+    body = ('<meta charset="gbk">' + TEXT).encode("gbk")
+    text, used = decode_body(body, "text/html")
+    assert TEXT in text and used == "gb18030"
+
+
+@pytest.mark.parametrize("encoding", ["big5", "gbk", "shift_jis"])
+def test_undeclared_legacy_charsets_are_detected(encoding):
+    source = TEXT if encoding != "shift_jis" else "<p>イベント情報：市民講座と親子イベントの申し込みが始まりました。最新のお知らせ</p>" * 5
+    text, used = decode_body(source.encode(encoding), "text/html")
+    assert text == source, used
+
+
+def test_a_lying_header_falls_back_to_detection():
+    text, _ = decode_body(TEXT.encode("big5"), "text/html; charset=utf-8")
+    assert text == TEXT
+
+
+def test_broken_utf8_still_yields_text():
+    body = TEXT.encode("utf-8")[:-5] + b"\xff\xfe\xfa" + b"<p>end</p>"
+    text, _ = decode_body(body, "text/html; charset=utf-8")
+    assert "end" in text and "活動訊息" in text
+
+
+def test_binary_detection():
+    assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    assert not looks_binary(TEXT.encode("utf-8"))
+    assert not looks_binary(b"")

@@ -1,0 +1,41 @@
+from agents.frontier import BfsFrontier
+from schemas.links import Anchor, LinksScored
+
+
+def _links(url: str, depth: int, targets: list[str], max_depth: int = 3, max_pages: int = 100) -> LinksScored:
+    return LinksScored(
+        site="example.org", page_url=url, final_url=url, crawl_id="c", depth=depth, max_depth=max_depth,
+        max_pages=max_pages, anchors=[Anchor(url=t) for t in targets],
+    )
+
+
+def test_plans_unseen_same_site_links_one_level_deeper():
+    frontier = BfsFrontier({}, {})
+    planned = frontier.next_requests(_links("https://example.org/", 0, [
+        "https://example.org/a", "https://example.org/", "https://www.example.org/b", "https://other.org/c",
+        "https://example.org/a",
+    ]))
+    assert [(r.url, r.depth, r.reason) for r in planned] == [
+        ("https://example.org/a", 1, "bfs"), ("https://www.example.org/b", 1, "bfs")]
+    assert frontier.next_requests(_links("https://example.org/a", 1, ["https://example.org/", "https://example.org/b"])) != []
+    assert frontier.next_requests(_links("https://example.org/b", 1, ["https://example.org/a"])) == []
+
+
+def test_respects_depth_and_page_budget():
+    frontier = BfsFrontier({}, {})
+    deep = frontier.next_requests(_links("https://example.org/x", 3, ["https://example.org/deeper"], max_depth=3))
+    assert deep == []
+    frontier = BfsFrontier({}, {})
+    targets = [f"https://example.org/p{i}" for i in range(10)]
+    planned = frontier.next_requests(_links("https://example.org/", 0, targets, max_pages=4))
+    assert len(planned) == 3  # the seed itself is the first page of the budget
+    assert frontier.next_requests(_links("https://example.org/p0", 1, ["https://example.org/q"], max_pages=4)) == []
+
+
+def test_crawls_are_independent():
+    seen, planned = {}, {}
+    frontier = BfsFrontier(seen, planned)
+    one = frontier.next_requests(_links("https://example.org/", 0, ["https://example.org/a"]))
+    other = BfsFrontier(seen, planned).next_requests(
+        _links("https://example.org/", 0, ["https://example.org/a"]).model_copy(update={"crawl_id": "d"}))
+    assert len(one) == len(other) == 1

@@ -1,0 +1,82 @@
+import pytest
+from pydantic import ValidationError
+
+from schemas.crawl import CrawlRequest, FetchErrorKind, PageFetched
+from schemas.registry import TOPICS, InvalidMessage, decode, encode
+from schemas.sites import site_of
+
+
+def _page(**fields) -> PageFetched:
+    return PageFetched(site="example.org", url="https://example.org/", final_url="https://example.org/",
+                       crawl_id="c1", **fields)
+
+
+def test_every_topic_of_the_design_is_registered():
+    assert set(TOPICS) == {
+        "crawl.requests", "pages.fetched", "links.scored", "sources.found", "pagination.tags",
+        "records.extracted", "changes.detected", "revisit.ticks", "revisit.decisions", "metrics", "deadletter",
+    }
+
+
+def test_messages_round_trip_and_keep_their_event_id():
+    request = CrawlRequest(site="example.org", url="https://example.org/a", crawl_id="c1", depth=2)
+    again = decode("crawl.requests", encode(request))
+    assert again == request
+    assert again.event_id == request.event_id
+
+
+def test_messages_are_frozen_and_strict():
+    request = CrawlRequest(site="example.org", url="https://example.org/", crawl_id="c1")
+    with pytest.raises(ValidationError):
+        request.url = "https://other.org/"
+    with pytest.raises(ValidationError):
+        CrawlRequest(site="example.org", url="https://example.org/", crawl_id="c1", surprise=1)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"not json", "Invalid JSON"),
+        (b'{"site": "x", "crawl_id": "c"}', "url: Field required"),
+        (None, "empty value"),
+    ],
+)
+def test_invalid_messages_raise_with_a_reason(raw, reason):
+    with pytest.raises(InvalidMessage) as raised:
+        decode("crawl.requests", raw)
+    assert reason in raised.value.reason
+
+
+def test_a_newer_schema_version_is_refused():
+    raw = encode(CrawlRequest(site="e.org", url="https://e.org/", crawl_id="c")).replace(
+        b'"schema_version":1', b'"schema_version":2')
+    with pytest.raises(InvalidMessage, match="schema_version"):
+        decode("crawl.requests", raw)
+
+
+def test_body_cap_cuts_on_a_character_boundary_and_flags_it():
+    page = _page(status=200, body="活動訊息" * 1000)
+    capped = page.with_body_capped(1001)
+    assert capped.truncated and len(capped.body.encode()) <= 1001
+    assert capped.body == "活動訊息" * 83 + "活"
+    assert page.with_body_capped(10**6) is page
+
+
+def test_ok_means_a_2xx_without_error():
+    assert _page(status=200).ok
+    assert not _page(status=404, error=FetchErrorKind.HTTP_ERROR).ok
+    assert not _page(status=304, not_modified=True).ok
+
+
+@pytest.mark.parametrize(
+    ("url", "site"),
+    [
+        ("https://www.flink.apache.org/posts/", "apache.org"),
+        ("https://events.city.gov.tw/list", "city.gov.tw"),
+        ("http://127.0.0.1:8080/", "127.0.0.1:8080"),
+        ("http://localhost/x", "localhost:80"),
+        ("mailto:someone@example.org", ""),
+    ],
+)
+def test_site_of(url, site):
+    assert site_of(url) == site
