@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 import os
 import shutil
 import signal
@@ -68,6 +69,10 @@ async def broker_answers(bootstrap: str, timeout: float = 5.0) -> bool:
     """True when a Kafka broker at bootstrap answers a metadata request."""
     from aiokafka.admin import AIOKafkaAdminClient
 
+    # While the broker boots every probe fails; aiokafka would log each failure as an error.
+    aiokafka_log = logging.getLogger("aiokafka")
+    level = aiokafka_log.level
+    aiokafka_log.setLevel(logging.CRITICAL)
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000))
     try:
         await asyncio.wait_for(admin.start(), timeout)
@@ -77,6 +82,7 @@ async def broker_answers(bootstrap: str, timeout: float = 5.0) -> bool:
         return False
     finally:
         await admin.close()
+        aiokafka_log.setLevel(level)
 
 
 class LocalKafka:

@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     allow_private: bool = False
 
     # BFS frontier defaults (per site, per crawl).
-    crawl_max_depth: int = 5
+    crawl_max_depth: int = 50
     crawl_max_pages: int = 1000
 
     @classmethod

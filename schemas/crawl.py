@@ -15,7 +15,7 @@ class CrawlRequest(Message):
     url: str
     crawl_id: str
     depth: int = 0
-    max_depth: int = 5
+    max_depth: int = 50
     max_pages: int = 1000
     # Why it is fetched: seed, bfs, discover, paginate, revisit.
     reason: str = "seed"
@@ -53,7 +53,7 @@ class PageFetched(Message):
     final_url: str
     crawl_id: str
     depth: int = 0
-    max_depth: int = 5
+    max_depth: int = 50
     max_pages: int = 1000
     reason: str = "seed"
     status: int = 0

@@ -1,0 +1,100 @@
+"""Seeds → fetch → pages.fetched → links → frontier → sink, on the real broker and a real chDB."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+import lxml.html
+import pytest
+
+from infra.site_server import serving_sites
+from tests.conftest import cli_json
+
+pytestmark = pytest.mark.kafka
+
+
+def write_site(root: Path) -> dict[str, int]:
+    """A small site: a homepage, three levels of pages, a Big5 page, a dead link, and off-site links."""
+    pages = {
+        "index.html": '<nav><a href="/news/">News</a> <a href="about.html">About</a> <a href="mailto:x@y.z">m</a>'
+                      '<a href="https://elsewhere.example/">away</a></nav>',
+        "about.html": '<a href="/">Home</a> <a href="/team/alice.html">Alice</a> <a href="/gone.html">old</a>',
+        "news/index.html": '<ul>' + "".join(f'<li><a href="item-{i}.html">Item {i}</a></li>' for i in range(5)) + "</ul>",
+        "team/alice.html": '<a href="../zh.html">中文</a>',
+        **{f"news/item-{i}.html": f'<h1>Item {i}</h1><a href="/news/">back</a>' for i in range(5)},
+    }
+    for path, body in pages.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(f"<html><body>{body}</body></html>")
+    zh = "<h1>活動訊息</h1><p>市民講座與親子活動報名開始，歡迎踴躍參加。最新消息與公告請見首頁。</p><a href='/'>首頁</a>"
+    (root / "zh.html").write_bytes(f"<html><body>{zh}</body></html>".encode("big5"))
+    return {"200": len(pages) + 1, "404": 1}
+
+
+def test_crawl_of_a_served_site_lands_in_clickhouse(pipeline_env, tmp_path):
+    site = tmp_path / "site-a"
+    expected = write_site(site)
+    with serving_sites([site], env=pipeline_env) as homepages:
+        summary = cli_json(["crawl", "--seeds", homepages["site-a"]], pipeline_env)
+    fetched = sum(expected.values())
+    assert summary["by_status"] == expected
+    assert summary["pages_fetched"] == fetched
+    assert summary["errors"] == {"http_error": 1}
+    assert summary["pages_per_s"] > 0
+    rows = cli_json(["sql", "SELECT count() AS n, uniqExact(url) AS urls FROM fetches"], pipeline_env)
+    assert rows == [{"n": fetched, "urls": fetched}]
+    zh = cli_json(["sql", "SELECT encoding FROM fetches WHERE url LIKE '%zh.html'"], pipeline_env)
+    assert zh == [{"encoding": "big5hkscs"}]
+    links = cli_json(["sql", "SELECT countIf(same_site = 0) AS away, count() AS n FROM links"], pipeline_env)
+    assert links[0]["away"] == 1 and links[0]["n"] > fetched
+    exported = cli_json(["replay", "pages.fetched", "--from-beginning", "--out", str(tmp_path / "p.jsonl")],
+                        pipeline_env)
+    assert exported["exported"] == fetched
+    lines = (tmp_path / "p.jsonl").read_text().splitlines()
+    assert {json.loads(line)["status"] for line in lines} == {200, 404}
+
+
+def _reachable_html_files(site_dir: Path) -> set[Path]:
+    """An independent plain BFS over a snapshot's files, following every <a href> to the site's own hosts."""
+    manifest = json.loads((site_dir / "manifest.json").read_text())
+    root, hosts = site_dir / "site", set(manifest["site_hosts"])
+
+    def file_for(path: str) -> Path | None:
+        target = root / unquote(path).lstrip("/")
+        target = target / "index.html" if target.is_dir() else target
+        return target if target.is_file() and target.suffix in (".html", ".htm") else None
+
+    seen, queue, files = {"/"}, ["/"], set()
+    while queue:
+        path = queue.pop(0)
+        target = file_for(path)
+        if target is None:
+            continue
+        files.add(target)
+        for anchor in lxml.html.fromstring(target.read_bytes()).iter("a"):
+            href = (anchor.get("href") or "").strip()
+            parts = urlsplit(urljoin("http://local" + path, href))
+            if parts.scheme in ("http", "https") and (parts.netloc == "local" or parts.netloc in hosts):
+                if (parts.path or "/") not in seen:
+                    seen.add(parts.path or "/")
+                    queue.append(parts.path or "/")
+    return files
+
+
+@pytest.mark.data
+def test_flink_snapshot_is_crawled_whole(pipeline_env, data_dir, tmp_path):
+    site_dir = data_dir / "sites" / "flink-apache-org"
+    expected = _reachable_html_files(site_dir)
+    with serving_sites([site_dir], env=pipeline_env) as homepages:
+        summary = cli_json(["crawl", "--seeds", homepages["flink-apache-org"], "--max-pages", "5000"], pipeline_env)
+    rows = cli_json(["sql", "SELECT final_url FROM fetches WHERE status = 200"], pipeline_env)
+    crawled = set()
+    for row in rows:
+        path = unquote(urlsplit(row["final_url"]).path).lstrip("/")
+        target = site_dir / "site" / path
+        crawled.add(target / "index.html" if target.is_dir() else target)
+    assert crawled == expected
+    count = cli_json(["sql", "SELECT count() AS n FROM fetches"], pipeline_env)[0]["n"]
+    assert count == summary["pages_fetched"]
