@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
+from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest
 from schemas.links import LinksScored
 from schemas.sites import site_of
@@ -50,6 +51,7 @@ class BfsFrontier:
                 planned += 1
                 requests.append(
                     CrawlRequest(
+                        event_id=derived_event_id(links.event_id, anchor.url),
                         site=links.site,
                         url=anchor.url,
                         crawl_id=links.crawl_id,

@@ -17,6 +17,7 @@ import lxml.html
 from w3lib.url import canonicalize_url
 
 from schemas.crawl import PageFetched
+from schemas.base import derived_event_id
 from schemas.links import Anchor, LinksScored
 from schemas.sites import site_of
 
@@ -105,6 +106,7 @@ def links_of(page: PageFetched) -> LinksScored | None:
     if not page.ok or not is_html(page):
         return None
     return LinksScored(
+        event_id=derived_event_id(page.event_id, "links"),
         site=page.site,
         page_url=page.url,
         final_url=page.final_url,

@@ -7,6 +7,7 @@ keep one row per id.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import UTC, datetime
 
@@ -19,6 +20,12 @@ def utc_now() -> datetime:
 
 def new_event_id() -> str:
     return uuid.uuid4().hex
+
+
+def derived_event_id(source_event_id: str, *parts: str) -> str:
+    """The id of a message derived from another: the same input always yields the same id,
+    so a redelivered input produces rows that replace, not add to, the earlier ones."""
+    return hashlib.sha1("\x00".join((source_event_id, *parts)).encode()).hexdigest()
 
 
 class Message(BaseModel):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from faust.types import EventT
 
-from schemas.base import Message
+from schemas.base import Message, derived_event_id
 from schemas.deadletter import DeadLetter
 from schemas.registry import InvalidMessage, decode
 from streams import metrics
@@ -40,6 +40,8 @@ async def dead_letter(name: str, event: EventT, reason: str) -> None:
     await send(
         "deadletter",
         DeadLetter(
+            # Every agent reading the topic meets the same bad message; one id makes them one row.
+            event_id=derived_event_id(name, str(event.message.partition), str(event.message.offset)),
             site=_text(raw_key) or "unknown",
             topic=name,
             partition=event.message.partition,

@@ -21,6 +21,7 @@ from agents.fetching.decoding import decode_body, looks_binary
 from agents.fetching.politeness import Politeness
 from agents.fetching.robots import RobotsCache
 from infra.settings import Settings
+from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, FetchErrorKind, PageFetched
 from schemas.sites import site_of
 
@@ -183,6 +184,7 @@ class Fetcher:
         started = time.monotonic()
         redirects: list[str] = []
         base = {
+            "event_id": derived_event_id(request.event_id, "fetch"),
             "site": request.site,
             "url": request.url,
             "crawl_id": request.crawl_id,

@@ -39,3 +39,10 @@ def test_crawls_are_independent():
     other = BfsFrontier(seen, planned).next_requests(
         _links("https://example.org/", 0, ["https://example.org/a"]).model_copy(update={"crawl_id": "d"}))
     assert len(one) == len(other) == 1
+
+
+def test_request_ids_follow_from_the_links_message():
+    links = _links("https://example.org/", 0, ["https://example.org/a"])
+    first = BfsFrontier({}, {}).next_requests(links)
+    again = BfsFrontier({}, {}).next_requests(links)
+    assert first[0].event_id == again[0].event_id

@@ -38,3 +38,10 @@ def test_only_successful_html_pages_have_links():
     assert len(links_of(page).anchors) == 3
     assert links_of(PageFetched(**base, status=404, error=FetchErrorKind.HTTP_ERROR)) is None
     assert links_of(PageFetched(**base, status=200, content_type="application/json", body="{}")) is None
+
+
+def test_a_redelivered_page_yields_the_same_link_message_id():
+    base = dict(site="example.org", url="https://example.org/", final_url="https://example.org/", crawl_id="c")
+    page = PageFetched(**base, status=200, content_type="text/html", body=HTML)
+    other = PageFetched(**base, status=200, content_type="text/html", body=HTML)
+    assert links_of(page).event_id == links_of(page).event_id != links_of(other).event_id
