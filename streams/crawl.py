@@ -39,7 +39,7 @@ def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
     return requests
 
 
-async def summarize(crawl_id: str, seconds: float, timed_out: bool) -> dict:
+async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out: bool) -> dict:
     """The crawl's figures, read back from ClickHouse (so they prove the rows are there)."""
     from agents.sink import store
 
@@ -54,7 +54,7 @@ async def summarize(crawl_id: str, seconds: float, timed_out: bool) -> dict:
         f"quantile(0.99)(dateDiff('millisecond', fetched_at, ingested_at)) FROM fetches WHERE {where}"
     )
     _, links = await clickhouse.query_async(f"SELECT count(), uniqExact(url) FROM links WHERE {where}")
-    pages = sum(row[2] for row in by_status)
+    rows = sum(row[2] for row in by_status)
     statuses: dict[str, int] = {}
     errors: dict[str, int] = {}
     for status, error, count in by_status:
@@ -64,9 +64,10 @@ async def summarize(crawl_id: str, seconds: float, timed_out: bool) -> dict:
     p50, p99, sink_p50, sink_p99 = (round(float(v or 0), 2) for v in latency[0])
     return {
         "crawl_id": crawl_id,
-        "pages_fetched": pages,
+        "pages_fetched": pages_fetched,
+        "clickhouse_fetch_rows": rows,
         "pages_ok": sum(row[2] for row in by_status if row[1] == "none" and 200 <= row[0] < 300),
-        "pages_per_s": round(pages / seconds, 2) if seconds > 0 else 0.0,
+        "pages_per_s": round(pages_fetched / seconds, 2) if seconds > 0 else 0.0,
         "seconds": round(seconds, 2),
         "timed_out": timed_out,
         "by_status": statuses,
@@ -119,7 +120,7 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
                     quiet_since = None
         seconds = (quiet_since or time.monotonic()) - started
         await flush()
-        summary.update(await summarize(crawl_id, seconds, timed_out))
+        summary.update(await summarize(crawl_id, crawl.pages_fetched, seconds, timed_out))
 
     code = run_worker(drive)
     return code, summary

@@ -40,7 +40,7 @@ def test_crawl_of_a_served_site_lands_in_clickhouse(pipeline_env, tmp_path):
         summary = cli_json(["crawl", "--seeds", homepages["site-a"]], pipeline_env)
     fetched = sum(expected.values())
     assert summary["by_status"] == expected
-    assert summary["pages_fetched"] == fetched
+    assert summary["pages_fetched"] == summary["clickhouse_fetch_rows"] == fetched
     assert summary["errors"] == {"http_error": 1}
     assert summary["pages_per_s"] > 0
     rows = cli_json(["sql", "SELECT count() AS n, uniqExact(url) AS urls FROM fetches"], pipeline_env)
