@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def pid_alive(pid: int) -> bool:
@@ -16,3 +22,27 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+@contextmanager
+def serve_in_child(argv: list[str], env: dict[str, str] | None = None, timeout: float = 60.0) -> Iterator:
+    """Run `sourcewatch ARGV --json` (a server) in a child process for the duration of the block.
+
+    Yields the JSON object the server prints as its first line once it is serving; stops it after.
+    """
+    process = subprocess.Popen([sys.executable, "-m", "streams.cli", *argv, "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], timeout)
+        line = process.stdout.readline() if ready else ""
+        if not line:
+            process.terminate()
+            _, errors = process.communicate(timeout=10)
+            raise RuntimeError(f"sourcewatch {argv[0]} did not start: {errors.strip()[-2000:] or 'timed out'}")
+        yield json.loads(line)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()

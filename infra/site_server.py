@@ -12,15 +12,12 @@ from __future__ import annotations
 import json
 import mimetypes
 import re
-import select
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
+
+from infra.processes import serve_in_child
 
 REWRITTEN_TYPES = ("text/html", "text/css", "application/javascript", "text/javascript", "application/xml",
                    "text/xml", "application/rss+xml", "application/atom+xml", "application/json")
@@ -133,22 +130,6 @@ class SiteServer:
         self._runners.clear()
 
 
-@contextmanager
-def serving_sites(dirs: list[Path], env: dict[str, str] | None = None, timeout: float = 30.0) -> Iterator[dict[str, str]]:
-    """Run `sourcewatch serve-sites --json` in a child process for the duration; name → homepage URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streams.cli", "serve-sites", "--json", *map(str, dirs)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )
-    try:
-        ready, _, _ = select.select([process.stdout], [], [], timeout)
-        line = process.stdout.readline() if ready else ""
-        if not line:
-            raise RuntimeError(f"serve-sites did not start: {process.stderr.read() if process.poll() is not None else 'timed out'}")
-        yield json.loads(line)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+def serving_sites(dirs: list[Path], env: dict[str, str] | None = None):
+    """`sourcewatch serve-sites --json DIR…` in a child process for the duration; yields name → homepage URL."""
+    return serve_in_child(["serve-sites", *map(str, dirs)], env)

@@ -106,25 +106,64 @@ def _crawl_and_report(seeds: list[str], args: argparse.Namespace) -> int:
     return code if summary else (code or 1)
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Until the simulated web lands: serve real snapshots on loopback and crawl them whole."""
-    # Our own loopback server needs no politeness delay; set before the settings are first read.
+def _loopback_crawl_settings() -> None:
+    """Our own loopback servers need no politeness delay; set before the settings are first read."""
     os.environ.setdefault("SOURCEWATCH_PER_HOST_DELAY_SECONDS", "0")
     os.environ.setdefault("SOURCEWATCH_PER_HOST_CONCURRENCY", "8")
     os.environ["SOURCEWATCH_ALLOW_LOOPBACK"] = "true"
     get_settings.cache_clear()
+
+
+def cmd_crawl_snapshots(args: argparse.Namespace) -> int:
+    """Serve real snapshots on loopback and crawl them whole."""
+    _loopback_crawl_settings()
     from infra.site_server import serving_sites
 
-    dirs = [Path(d) for d in args.sites] or [get_settings().data / "sites" / "flink-apache-org"]
+    dirs = [Path(d) for d in args.dirs]
     missing = [str(d) for d in dirs if not d.is_dir()]
     if missing:
-        print(f"error: no site snapshot at {', '.join(missing)}: run `make setup` with ../shared beside the "
-              "checkout, or pass --sites DIR", file=sys.stderr)
+        print(f"error: no site snapshot at {', '.join(missing)}", file=sys.stderr)
         return 2
     with serving_sites(dirs) as homepages:
         if not args.json:
             print(f"serving {len(homepages)} site(s) on loopback; crawling them through Kafka …")
         return _crawl_and_report(list(homepages.values()), args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    _loopback_crawl_settings()
+    from streams.demo import DemoPlan, run_demo
+
+    summary = run_demo(DemoPlan(sites=args.sites, seed=args.seed, duration=args.duration, speed=args.speed),
+                       show_progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        _print_json(summary)
+    else:
+        from streams.demo import print_summary
+
+        print_summary(summary)
+    return 0 if summary.get("pages_fetched") else 1
+
+
+def cmd_simweb(args: argparse.Namespace) -> int:
+    from infra.simweb.server import SimWeb
+
+    async def serve() -> None:
+        web = SimWeb(args.sites, args.seed, args.speed, get_settings().data / "revisit")
+        homepages = await web.start()
+        _print_json({"control": web.control_url, "sites": homepages}) if args.json else print(
+            f"{len(homepages)} sites; truth at {web.control_url}/__truth__; first: {next(iter(homepages.values()))}")
+        sys.stdout.flush()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await web.stop()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
+    return 0
 
 
 # -- ClickHouse ------------------------------------------------------------------------------------
@@ -249,14 +288,29 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     crawl.set_defaults(func=cmd_crawl)
 
-    demo = commands.add_parser("demo", help="serve real site snapshots locally and crawl them end to end")
-    demo.add_argument("--sites", nargs="*", default=[], metavar="DIR",
-                      help="site folders to serve (default: <data>/sites/flink-apache-org)")
-    demo.add_argument("--max-pages", type=int)
-    demo.add_argument("--depth", type=int)
-    demo.add_argument("--time-limit", type=float, default=300.0)
-    demo.add_argument("--json", action="store_true")
+    demo = commands.add_parser("demo", help="the main job on a simulated web: Kafka, sites, workers, ClickHouse")
+    demo.add_argument("--sites", type=int, default=20, help="simulated sites (default 20)")
+    demo.add_argument("--duration", type=float, default=120.0, help="seconds to run (default 120)")
+    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument("--speed", type=float, default=3600.0, help="simulated seconds per real second")
+    demo.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     demo.set_defaults(func=cmd_demo)
+
+    snapshots = commands.add_parser("crawl-snapshots", help="serve real site snapshots on loopback and crawl them")
+    snapshots.add_argument("dirs", nargs="+", metavar="DIR", help="a site folder, or a folder of site folders")
+    snapshots.add_argument("--max-pages", type=int)
+    snapshots.add_argument("--depth", type=int)
+    snapshots.add_argument("--time-limit", type=float)
+    snapshots.add_argument("--json", action="store_true")
+    snapshots.set_defaults(func=cmd_crawl_snapshots)
+
+    simweb = commands.add_parser("simweb", help="serve the simulated web on 127.0.0.1 until stopped")
+    simweb.add_argument("--sites", type=int, default=20)
+    simweb.add_argument("--seed", type=int, default=1)
+    simweb.add_argument("--speed", type=float, default=3600.0, help="simulated seconds per real second")
+    simweb.add_argument("--json", action="store_true",
+                        help="print one JSON object {control, sites: {name: homepage}} once serving")
+    simweb.set_defaults(func=cmd_simweb)
 
     sql = commands.add_parser("sql", help="run a ClickHouse query (tables: fetches, links, metrics, …)")
     sql.add_argument("query")

@@ -1,0 +1,308 @@
+"""`sourcewatch simweb`: the simulated web on 127.0.0.1, one port per site, plus a control port.
+
+A simulated clock (`speed` simulated seconds per real second) decides which
+items each source page shows; Last-Modified and ETag follow the content. The
+control port serves `/__truth__` (every site's source pages, listing pages and
+items with publication times: for evaluation only, never for crawlers),
+`/__clock__`, and `/__faults__` (GET to read, POST to set faults globally or
+per site).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+from urllib.parse import parse_qs
+
+from aiohttp import web
+
+from infra.simweb import render
+from infra.simweb.generator import Item, SiteSpec, SourceSpec, generate_web
+
+# The simulated clock starts here (a Monday morning), so weekly and daily patterns line up.
+SIM_START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+STATIC_MODIFIED = SIM_START - timedelta(days=30)
+
+
+class SimClock:
+    def __init__(self, speed: float, start: datetime = SIM_START) -> None:
+        self.speed = speed
+        self.start = start
+        self._began = time.monotonic()
+
+    def hours(self) -> float:
+        """Simulated hours since the start."""
+        return (time.monotonic() - self._began) * self.speed / 3600
+
+    def now(self) -> datetime:
+        return self.start + timedelta(hours=self.hours())
+
+
+@dataclass(frozen=True)
+class Faults:
+    latency_ms: int = 0
+    hang: bool = False  # never answer (the client's time-out fires)
+    status: int = 0  # 429 or 503 …
+    status_rate: float = 1.0  # … for this share of requests
+    redirect_loop: bool = False
+    traps: bool = False  # an infinite calendar and session-id links on every page
+    broken_encoding: bool = False  # Big5 bytes under a UTF-8 declaration
+    huge: bool = False  # pages padded to 8 MB
+
+
+@dataclass
+class FaultBoard:
+    everywhere: Faults = field(default_factory=Faults)
+    by_site: dict[str, Faults] = field(default_factory=dict)
+
+    def for_site(self, name: str) -> Faults:
+        return self.by_site.get(name, self.everywhere)
+
+    def update(self, changes: dict) -> None:
+        """{"*": {...}} sets the global faults, {"site-0003": {...}} one site's; {} clears."""
+        for target, values in changes.items():
+            faults = Faults(**values)
+            if target == "*":
+                self.everywhere = faults
+            else:
+                self.by_site[target] = faults
+
+
+class SimSite:
+    """Answers one site's requests at the current simulated time."""
+
+    def __init__(self, spec: SiteSpec, clock: SimClock, faults: FaultBoard) -> None:
+        self.spec = spec
+        self.clock = clock
+        self.faults = faults
+        self.origin = ""
+
+    # -- content -----------------------------------------------------------------------------------
+
+    def visible(self, source: SourceSpec) -> list[Item]:
+        now = self.clock.hours()
+        return sorted((item for item in source.items if item.hours <= now), key=lambda i: i.hours, reverse=True)
+
+    def menu_entries(self) -> list[tuple[str, str]]:
+        words = self.spec.words
+        entries = [(words.home, "/"), (words.about, "/about/"), (words.products, "/products/"),
+                   (words.services, "/services/"), (words.blog, "/blog/"), (words.staff, "/staff/"),
+                   (words.misleading[self.spec.index % len(words.misleading)], "/rental/")]
+        for source in self.spec.sources:
+            label = getattr(words, source.kind) if source.clicks == 1 else f"{words.about} · {source.clicks}"
+            entries.append((label, source.hubs[0] if source.hubs else source.path))
+        entries.append((words.contact, "/contact/"))
+        return entries
+
+    def _page(self, title: str, body: str) -> str:
+        return render.document(self.spec, title, body, self.menu_entries())
+
+    def _static(self, path: str) -> str | None:
+        spec, words = self.spec, self.spec.words
+        simple = {
+            "/": (words.home, f"<p>{words.body}</p>"),
+            "/about/": (words.about, f"<p>{words.body}</p>"),
+            "/contact/": (words.contact, "<p>mail: info@example.invalid</p>"),
+            "/rental/": (words.misleading[spec.index % len(words.misleading)], f"<p>{words.body}</p>"),
+            "/staff/": (words.staff, "<table class='staff'>" + "".join(
+                f"<tr><td>{n}</td><td>staff-{n}@example.invalid</td></tr>" for n in range(spec.staff)) + "</table>"),
+            "/products/": (words.products, "<ul class='products'>" + "".join(
+                f"<li><a href='/products/p-{n}.html'>{words.products} {n}</a></li>" for n in range(spec.products))
+                + "</ul>"),
+            "/services/": (words.services, "<ul>" + "".join(
+                f"<li><a href='/services/s-{n}.html'>{words.services} {n}</a></li>" for n in range(spec.services))
+                + "</ul>"),
+            "/blog/": (words.blog, "<div class='blog'>" + "".join(
+                f"<div class='entry'><a href='/blog/post-{n}.html'>{words.blog} #{n}</a></div>"
+                for n in range(spec.blog_posts)) + "</div>"),
+        }
+        if path in simple:
+            return self._page(*simple[path])
+        for prefix, count, label in (("/products/p-", spec.products, words.products),
+                                     ("/services/s-", spec.services, words.services),
+                                     ("/blog/post-", spec.blog_posts, words.blog)):
+            if path.startswith(prefix) and path.endswith(".html"):
+                number = path[len(prefix):-5]
+                if number.isdigit() and int(number) < count:
+                    return self._page(f"{label} {number}", f"<p>{words.body}</p>")
+        for source in spec.sources:
+            if path in source.hubs:
+                level = source.hubs.index(path)
+                target = source.hubs[level + 1] if level + 1 < len(source.hubs) else source.path
+                label = getattr(words, source.kind) if target == source.path else f"{words.more} ›"
+                return self._page(f"{words.about} {level + 1}", f"<p>{words.body}</p><a href='{target}'>{label}</a>")
+        return None
+
+    def listing_page(self, source: SourceSpec, path: str, query: dict[str, list[str]]) -> tuple[int, int] | None:
+        """(page number, page size) when path+query is a listing page of this source."""
+        size = source.page_size
+        if source.pagination == "page_size" and query.get("size", [""])[0] in ("10", "20", "50"):
+            size = int(query["size"][0])
+        if path == source.path:
+            if source.pagination == "load_more" and "offset" in query:
+                offset = query["offset"][0]
+                return (int(offset) // size + 1, size) if offset.isdigit() and int(offset) % size == 0 else None
+            key = {"next_only": "p"}.get(source.pagination, "page")
+            value = query.get(key, ["1"])[0]
+            return (int(value), size) if value.isdigit() and int(value) >= 1 else None
+        if source.pagination == "numbered_path" and path.startswith(f"{source.path}page/"):
+            number = path[len(source.path) + 5:].strip("/")
+            return (int(number), size) if number.isdigit() and int(number) >= 2 else None
+        return None
+
+    def pages_of(self, source: SourceSpec, size: int | None = None) -> int:
+        return max(1, math.ceil(len(self.visible(source)) / (size or source.page_size)))
+
+    def respond(self, path: str, query: dict[str, list[str]]) -> tuple[int, str, datetime]:
+        """(status, HTML, last modified)."""
+        static = self._static(path)
+        if static is not None:
+            return 200, static, STATIC_MODIFIED
+        for source in self.spec.sources:
+            found = self.listing_page(source, path, query)
+            if found is not None:
+                number, size = found
+                visible = self.visible(source)
+                pages = self.pages_of(source, size)
+                if number > pages:
+                    return 404, self._page("404", ""), STATIC_MODIFIED
+                shown = visible[(number - 1) * size:number * size]
+                body = render.listing(self.spec, source, shown, number, pages, self.clock.start)
+                title = getattr(self.spec.words, source.kind)
+                modified = render.sim_time(self.clock.start, visible[0].hours) if visible else STATIC_MODIFIED
+                return 200, self._page(title, body), modified
+            if path.startswith(source.path + "item-") and path.endswith(".html"):
+                number = path[len(source.path) + 5:-5]
+                if number.isdigit() and 1 <= int(number) <= len(source.items):
+                    item = source.items[int(number) - 1]
+                    if item.hours <= self.clock.hours():
+                        body = render.detail(self.spec, source, item, self.clock.start)
+                        return 200, self._page(item.title, body), render.sim_time(self.clock.start, item.hours)
+        return 404, self._page("404", "<p>not found</p>"), STATIC_MODIFIED
+
+    # -- HTTP --------------------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        faults = self.faults.for_site(self.spec.name)
+        if faults.latency_ms:
+            await asyncio.sleep(faults.latency_ms / 1000)
+        if faults.hang:
+            await asyncio.sleep(3600)
+        if request.path == "/robots.txt":
+            return web.Response(text="User-agent: *\nDisallow: /private/\n")
+        if faults.status and _hash_share(request.path_qs) < faults.status_rate:
+            return web.Response(status=faults.status, headers={"Retry-After": "1"})
+        if faults.redirect_loop:
+            target = "/loop-b/" if request.path == "/loop-a/" else "/loop-a/"
+            return web.Response(status=302, headers={"Location": target})
+        query = parse_qs(request.query_string)
+        if faults.traps and request.path == "/calendar/":
+            month = int(query.get("month", ["0"])[0] or 0)
+            body = self._page("Calendar", f"<a href='/calendar/?month={month + 1}'>›</a>")
+            return web.Response(text=body, content_type="text/html")
+        status, html, modified = self.respond(request.path, query)
+        if faults.traps:
+            sid = hashlib.md5(f"{time.monotonic()}".encode()).hexdigest()[:12]
+            html = html.replace("</body>", f"<a href='/calendar/?month=0'>cal</a><a href='/?sid={sid}'>home</a></body>")
+        etag = '"' + hashlib.sha1(html.encode()).hexdigest()[:16] + '"'
+        headers = {"ETag": etag, "Last-Modified": format_datetime(modified, usegmt=True)}
+        if status == 200 and request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers=headers)
+        if faults.huge:
+            html = html.replace("</body>", "<p>" + "x" * (8 * 1024 * 1024) + "</p></body>")
+        if faults.broken_encoding:
+            body = html.encode("big5", errors="replace")
+            return web.Response(body=body, status=status, headers={**headers, "Content-Type": "text/html; charset=utf-8"})
+        return web.Response(text=html, status=status, content_type="text/html", headers=headers)
+
+    # -- truth -------------------------------------------------------------------------------------
+
+    def truth(self, origin: str) -> dict:
+        sources = []
+        for source in self.spec.sources:
+            pages = self.pages_of(source)
+            sources.append({
+                "url": origin + source.path,
+                "kind": source.kind,
+                "clicks": source.clicks,
+                "pagination_style": source.pagination,
+                "pages": [origin + render.page_url(source, n) for n in range(1, pages + 1)],
+                "series": source.series.origin,
+                "items": [{"url": origin + render.item_path(source, item), "title": item.title,
+                           "published_at": render.sim_time(self.clock.start, item.hours).isoformat(),
+                           "visible": item.hours <= self.clock.hours()} for item in source.items],
+            })
+        return {"homepage": origin + "/", "language": self.spec.lang, "template": self.spec.template,
+                "nav_style": self.spec.nav_style, "pages": self.spec.page_count, "source_pages": sources}
+
+
+def _hash_share(text: str) -> float:
+    """A stable pseudo-random share in [0, 1) for a request, so fault rates are reproducible."""
+    return int(hashlib.md5(text.encode()).hexdigest()[:8], 16) / 2**32
+
+
+class SimWeb:
+    """Every simulated site on its own loopback port, and the control app."""
+
+    def __init__(self, sites: int, seed: int, speed: float = 3600.0, revisit_dir: Path | None = None,
+                 host: str = "127.0.0.1") -> None:
+        self.clock = SimClock(speed)
+        self.faults = FaultBoard()
+        self.specs = generate_web(sites, seed, revisit_dir, self.clock.start)
+        self.sites = [SimSite(spec, self.clock, self.faults) for spec in self.specs]
+        self.host = host
+        self._runners: list[web.AppRunner] = []
+        self.control_url = ""
+
+    async def _serve(self, app: web.Application) -> str:
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        await web.TCPSite(runner, self.host, 0, backlog=512).start()
+        self._runners.append(runner)
+        return f"http://{self.host}:{runner.addresses[-1][1]}"
+
+    async def start(self) -> dict[str, str]:
+        """Start serving; site name → homepage URL."""
+        homepages = {}
+        for site in self.sites:
+            app = web.Application()
+            app.router.add_route("GET", "/{tail:.*}", site.handle)
+            site.origin = await self._serve(app)
+            homepages[site.spec.name] = site.origin + "/"
+        control = web.Application()
+        control.router.add_get("/__truth__", self._truth)
+        control.router.add_get("/__clock__", self._clock)
+        control.router.add_get("/__faults__", self._get_faults)
+        control.router.add_post("/__faults__", self._set_faults)
+        self.control_url = await self._serve(control)
+        return homepages
+
+    async def stop(self) -> None:
+        for runner in self._runners:
+            await runner.cleanup()
+        self._runners.clear()
+
+    async def _truth(self, request: web.Request) -> web.Response:
+        return web.json_response({site.spec.name: site.truth(site.origin) for site in self.sites})
+
+    async def _clock(self, request: web.Request) -> web.Response:
+        return web.json_response({"now": self.clock.now().isoformat(), "hours": self.clock.hours(),
+                                  "speed": self.clock.speed})
+
+    async def _get_faults(self, request: web.Request) -> web.Response:
+        return web.json_response({"*": asdict(self.faults.everywhere),
+                                  **{name: asdict(f) for name, f in self.faults.by_site.items()}})
+
+    async def _set_faults(self, request: web.Request) -> web.Response:
+        try:
+            self.faults.update(await request.json())
+        except (TypeError, ValueError) as error:
+            return web.json_response({"error": str(error)}, status=400)
+        return await self._get_faults(request)
+
