@@ -23,7 +23,7 @@ PAGINATION_STYLES = ("numbered_query", "numbered_path", "next_only", "load_more"
 LANGUAGES = tuple(VOCABULARIES)
 SHARE_WITHOUT_SOURCES = 0.15
 # History before the clock starts, and the future after it, in simulated hours.
-HISTORY_HOURS = 24 * 365
+HISTORY_HOURS = 24 * 120
 HORIZON_HOURS = 24 * 90
 
 

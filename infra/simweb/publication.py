@@ -63,7 +63,7 @@ def replay_real(rng: random.Random, real: tuple[tuple[str, tuple[float, ...]], .
 
 def seasonal_poisson(rng: random.Random, start: datetime, history: float, horizon: float) -> Series:
     """A Poisson process whose rate peaks in office hours on weekdays, with rare bursts."""
-    per_day = rng.choice([0.3, 1.0, 3.0, 8.0])
+    per_day = rng.choice([0.2, 0.5, 1.0, 3.0])
     base = per_day / 24
     peak = 4.0 * base  # thinning bound: daily × weekly factors never exceed 4
     hours: list[float] = []

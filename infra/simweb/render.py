@@ -79,8 +79,11 @@ def document(site: SiteSpec, title: str, body: str, entries: list[tuple[str, str
             f"{escape(site.name)}</title></head><body>{shell}</body></html>")
 
 
-def page_url(source: SourceSpec, number: int) -> str:
-    """The URL path (with query) of listing page `number` (1-based) in the source's pagination style."""
+def page_url(source: SourceSpec, number: int, size: int | None = None) -> str:
+    """The URL path (with query) of listing page `number` (1-based) in the source's pagination style;
+    a page size other than the source's own (page_size style) is carried along."""
+    if size not in (None, source.page_size):
+        return f"{source.path}?size={size}" + (f"&page={number}" if number > 1 else "")
     if number == 1 and source.pagination != "load_more":
         return source.path
     style = source.pagination
@@ -93,13 +96,13 @@ def page_url(source: SourceSpec, number: int) -> str:
     return f"{source.path}?page={number}"
 
 
-def pagination(site: SiteSpec, source: SourceSpec, number: int, pages: int) -> str:
+def pagination(site: SiteSpec, source: SourceSpec, number: int, pages: int, size: int) -> str:
     if pages <= 1:
         return ""
     words = site.words
     style = source.pagination
-    nxt = page_url(source, number + 1) if number < pages else None
-    prev = page_url(source, number - 1) if number > 1 else None
+    nxt = page_url(source, number + 1, size) if number < pages else None
+    prev = page_url(source, number - 1, size) if number > 1 else None
     if style == "next_only":
         links = (f'<a class="prev" href="{prev}">« {words.previous}</a> ' if prev else "") + (
             f'<a class="next" href="{nxt}">{words.next} »</a>' if nxt else "")
@@ -113,7 +116,7 @@ def pagination(site: SiteSpec, source: SourceSpec, number: int, pages: int) -> s
         button = f'<button class="next" data-href="{nxt}" onclick="goPage(this)">{words.next}</button>' if nxt else ""
         return f'<ul class="pages">{numbers}</ul>{button}'
     numbers = "".join(
-        f'<span class="current">{n}</span>' if n == number else f'<a href="{page_url(source, n)}">{n}</a>'
+        f'<span class="current">{n}</span>' if n == number else f'<a href="{page_url(source, n, size)}">{n}</a>'
         for n in range(1, pages + 1))
     html = (f'<div class="pagination">{f"<a class=prev href={prev}>‹</a>" if prev else ""}{numbers}'
             f'{f"<a class=next href={nxt}>{words.next} ›</a>" if nxt else ""}</div>')
@@ -127,7 +130,7 @@ def item_path(source: SourceSpec, item: Item) -> str:
     return f"{source.path}item-{item.number}.html"
 
 
-def listing(site: SiteSpec, source: SourceSpec, items: list[Item], number: int, pages: int,
+def listing(site: SiteSpec, source: SourceSpec, items: list[Item], number: int, pages: int, size: int,
             start: datetime) -> str:
     opening, row, closing = LISTINGS[site.template]
     words = site.words
@@ -135,7 +138,7 @@ def listing(site: SiteSpec, source: SourceSpec, items: list[Item], number: int, 
         row.format(url=escape(item_path(source, item)), title=escape(item.title), place=escape(item.place),
                    date=sim_time(start, item.hours).strftime(words.date_format), snippet=escape(words.body[:40]))
         for item in items)
-    return opening + rows + closing + pagination(site, source, number, pages)
+    return opening + rows + closing + pagination(site, source, number, pages, size)
 
 
 def detail(site: SiteSpec, source: SourceSpec, item: Item, start: datetime) -> str:

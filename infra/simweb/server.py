@@ -173,7 +173,7 @@ class SimSite:
                 if number > pages:
                     return 404, self._page("404", ""), STATIC_MODIFIED
                 shown = visible[(number - 1) * size:number * size]
-                body = render.listing(self.spec, source, shown, number, pages, self.clock.start)
+                body = render.listing(self.spec, source, shown, number, pages, size, self.clock.start)
                 title = getattr(self.spec.words, source.kind)
                 modified = render.sim_time(self.clock.start, visible[0].hours) if visible else STATIC_MODIFIED
                 return 200, self._page(title, body), modified
@@ -261,7 +261,8 @@ class SimWeb:
         self.control_url = ""
 
     async def _serve(self, app: web.Application) -> str:
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # A short shutdown grace: a "hang" fault keeps handlers asleep that should not delay stopping.
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         await web.TCPSite(runner, self.host, 0, backlog=512).start()
         self._runners.append(runner)
