@@ -35,3 +35,23 @@ async def ensure_topics(bootstrap: str, prefix: str, default_partitions: int) ->
         return [t.name for t in missing]
     finally:
         await admin.close()
+
+
+async def consumer_lag(bootstrap: str, group: str, topics: list[str]) -> int:
+    """Sum over the topics' partitions of (end offset − the group's committed offset)."""
+    from aiokafka import AIOKafkaConsumer
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        committed = await admin.list_consumer_group_offsets(group)
+    finally:
+        await admin.close()
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await consumer.start()
+    try:
+        partitions = [tp for tp in committed if tp.topic in topics]
+        ends = await consumer.end_offsets(partitions) if partitions else {}
+    finally:
+        await consumer.stop()
+    return sum(max(0, ends[tp] - committed[tp].offset) for tp in partitions)

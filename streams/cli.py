@@ -166,6 +166,37 @@ def cmd_simweb(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.kind == "crawl":
+        from streams.bench import bench_crawl, print_table
+
+        _ensure_local_kafka()
+        snapshots = None if args.no_snapshots else get_settings().data / "sites"
+        report = bench_crawl(args.sites, args.seed, args.runs, args.max_pages, snapshots,
+                             progress=(lambda line: print(line, file=sys.stderr)))
+        _print_json(report) if args.json else print_table(report)
+        return 0
+    seeds = _read_seeds(args.seeds or [])
+    if not seeds:
+        print(f"error: bench {args.kind} needs --seeds", file=sys.stderr)
+        return 2
+    _loopback_crawl_settings()
+    from streams.crawl import CrawlPlan
+
+    settings = get_settings()
+    plan = CrawlPlan(seeds, args.max_pages, settings.crawl_max_depth)
+    if args.kind == "fetch-parse":
+        from streams.bench import crawl_without_kafka
+
+        result = asyncio.run(crawl_without_kafka(plan, settings))
+    else:
+        from streams.bench_scrapy import run_scrapy
+
+        result = run_scrapy(plan.seeds, plan.max_pages, plan.max_depth, settings)
+    _print_json(result) if args.json else print(result)
+    return 0
+
+
 # -- ClickHouse ------------------------------------------------------------------------------------
 
 def run_sql(query: str) -> tuple[list[str], list[list]]:
@@ -311,6 +342,18 @@ def build_parser() -> argparse.ArgumentParser:
     simweb.add_argument("--json", action="store_true",
                         help="print one JSON object {control, sites: {name: homepage}} once serving")
     simweb.set_defaults(func=cmd_simweb)
+
+    bench = commands.add_parser("bench", help="benchmarks: `bench crawl` compares the pipeline with Scrapy")
+    bench.add_argument("kind", choices=["crawl", "fetch-parse", "scrapy"],
+                       help="crawl: the side-by-side table; fetch-parse / scrapy: one run of that crawler alone")
+    bench.add_argument("--sites", type=int, default=30, help="simulated sites (crawl; default 30)")
+    bench.add_argument("--seed", type=int, default=42)
+    bench.add_argument("--runs", type=int, default=3, help="runs per configuration (default 3)")
+    bench.add_argument("--max-pages", type=int, default=200, help="page budget per site (default 200)")
+    bench.add_argument("--no-snapshots", action="store_true", help="leave out <data>/sites")
+    bench.add_argument("--seeds", nargs="+", metavar="FILE|URL", help="seeds (fetch-parse, scrapy)")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(func=cmd_bench)
 
     sql = commands.add_parser("sql", help="run a ClickHouse query (tables: fetches, links, metrics, …)")
     sql.add_argument("query")
