@@ -15,7 +15,7 @@ setup: $(VENV)/.installed $(KAFKA_LIBS)/.installed data
 $(VENV)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,bench]'
 	@touch $@
 
 # Apache Kafka (broker + runtime dependencies) from Maven Central, run by `sourcewatch kafka start`.

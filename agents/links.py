@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from functools import lru_cache
 from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
@@ -38,6 +39,31 @@ def canonical_url(url: str) -> str:
     return canonicalize_url(url, keep_fragments=False)
 
 
+@lru_cache(maxsize=262144)
+def _resolve(base: str, href: str) -> str | None:
+    try:
+        absolute = urljoin(base, href)
+        if urlsplit(absolute).scheme not in ("http", "https"):
+            return None
+        return canonical_url(absolute)
+    except ValueError:
+        return None  # malformed href (bad port, bad IPv6 literal): not followable
+
+
+def resolve_href(base: str, href: str) -> str | None:
+    """The canonical absolute URL of an href on a page with this base, or None when not followable.
+
+    Menus repeat on every page of a site: an absolute-path href depends only on the base's origin,
+    so it is cached per origin, not per page.
+    """
+    if href.startswith("/") and not href.startswith("//"):
+        parts = urlsplit(base)
+        base = f"{parts.scheme}://{parts.netloc}/"
+    elif href.startswith(("http://", "https://")):
+        base = ""
+    return _resolve(base, href)
+
+
 def parse_html(html: str) -> lxml.html.HtmlElement | None:
     """The document root, or None when lxml finds no document in the text."""
     if not html.strip():
@@ -52,11 +78,17 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
 _UTF8_PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True)
 
 
-def tag_path(element: lxml.html.HtmlElement) -> str:
-    tags = [element.tag]
-    for ancestor in element.iterancestors():
-        tags.append(ancestor.tag)
-    return "/".join(str(tag) for tag in reversed(tags))
+def tag_path(element: lxml.html.HtmlElement, known: dict | None = None) -> str:
+    """html/body/…/a; `known` memoises the paths of ancestors across the anchors of one page."""
+    parent = element.getparent()
+    if parent is None:
+        return str(element.tag)
+    if known is None:
+        return f"{tag_path(parent)}/{element.tag}"
+    path = known.get(parent)
+    if path is None:
+        path = known[parent] = tag_path(parent, known)
+    return f"{path}/{element.tag}"
 
 
 def _base_url(root: lxml.html.HtmlElement, page_url: str) -> str:
@@ -72,25 +104,24 @@ def extract_anchors(html: str, page_url: str) -> list[Anchor]:
     base = _base_url(root, page_url)
     page_site = site_of(page_url)
     anchors: list[Anchor] = []
+    paths: dict = {}
+    nearby_texts: dict = {}
     for element in root.iter("a"):
         href = (element.get("href") or "").strip()
         if not href or href.lower().startswith(_SKIPPED_SCHEMES):
             continue
-        try:
-            absolute = urljoin(base, href)
-            if urlsplit(absolute).scheme not in ("http", "https"):
-                continue
-            url = canonical_url(absolute)
-        except ValueError:
-            continue  # malformed href (bad port, bad IPv6 literal): not followable
+        url = resolve_href(base, href)
+        if url is None:
+            continue
         parent = element.getparent()
-        nearby = normalize_space(parent.text_content())[:NEARBY_CHARS] if parent is not None else ""
+        if parent not in nearby_texts:
+            nearby_texts[parent] = normalize_space(parent.text_content())[:NEARBY_CHARS] if parent is not None else ""
         anchors.append(
             Anchor(
                 url=url,
                 text=normalize_space(element.text_content())[:500],
-                tag_path=tag_path(element),
-                nearby_text=nearby,
+                tag_path=tag_path(element, paths),
+                nearby_text=nearby_texts[parent],
                 same_site=site_of(url) == page_site,
             )
         )

@@ -33,6 +33,10 @@ def charset_from_meta(body: bytes) -> str | None:
     return _known(match.group(1).decode("ascii", "ignore")) if match else None
 
 
+# Control bytes that text never holds (tab, newline, vertical tab, form feed and carriage return excepted).
+_CONTROL_BYTES = bytes(b for b in range(32) if not 9 <= b <= 13)
+
+
 def looks_binary(body: bytes) -> bool:
     """True when the first bytes hold NULs or mostly control bytes (not text in any charset)."""
     head = body[:4096]
@@ -40,7 +44,7 @@ def looks_binary(body: bytes) -> bool:
         return False
     if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return True
-    controls = sum(1 for byte in head if byte < 9 or 13 < byte < 32)
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
     return controls / len(head) > 0.1
 
 
