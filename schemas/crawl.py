@@ -9,14 +9,19 @@ from pydantic import Field
 from schemas.base import Message
 
 
-class CrawlRequest(Message):
-    """A URL to fetch, with the crawl it belongs to and that crawl's budget."""
+class CrawlScoped(Message):
+    """A message about one crawl: which crawl, how deep this page is, and the crawl's budget."""
 
-    url: str
     crawl_id: str
     depth: int = 0
     max_depth: int = 50
     max_pages: int = 1000
+
+
+class CrawlRequest(CrawlScoped):
+    """A URL to fetch, with the crawl it belongs to and that crawl's budget."""
+
+    url: str
     # Why it is fetched: seed, bfs, discover, paginate, revisit.
     reason: str = "seed"
     referrer: str | None = None
@@ -46,15 +51,11 @@ class FetchErrorKind(StrEnum):
     PROTOCOL = "protocol"
 
 
-class PageFetched(Message):
+class PageFetched(CrawlScoped):
     """The outcome of one fetch, successful or not; the body is decoded text."""
 
     url: str
     final_url: str
-    crawl_id: str
-    depth: int = 0
-    max_depth: int = 50
-    max_pages: int = 1000
     reason: str = "seed"
     status: int = 0
     error: FetchErrorKind = FetchErrorKind.NONE

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.base import Message
+from schemas.crawl import CrawlScoped
 
 
 class Anchor(BaseModel):
@@ -20,15 +21,11 @@ class Anchor(BaseModel):
     score: float | None = None
 
 
-class LinksScored(Message):
+class LinksScored(CrawlScoped):
     """The anchors of one fetched page, in document order, scored by the current policy."""
 
     page_url: str
     final_url: str
-    crawl_id: str
-    depth: int
-    max_depth: int
-    max_pages: int
     policy: str = "bfs"
     anchors: list[Anchor] = Field(default_factory=list)
 

@@ -145,25 +145,36 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0 if summary.get("pages_fetched") else 1
 
 
-def cmd_simweb(args: argparse.Namespace) -> int:
-    from infra.simweb.server import SimWeb
+def _serve_until_stopped(server, announce) -> int:
+    """Start a server (`start()` → what it serves), announce it on stdout, and serve until Ctrl-C/SIGTERM."""
 
     async def serve() -> None:
-        web = SimWeb(args.sites, args.seed, args.speed, get_settings().data / "revisit")
-        homepages = await web.start()
-        _print_json({"control": web.control_url, "sites": homepages}) if args.json else print(
-            f"{len(homepages)} sites; truth at {web.control_url}/__truth__; first: {next(iter(homepages.values()))}")
+        announce(await server.start())
         sys.stdout.flush()
         try:
             await asyncio.Event().wait()
         finally:
-            await web.stop()
+            await server.stop()
 
     try:
         asyncio.run(serve())
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def cmd_simweb(args: argparse.Namespace) -> int:
+    from infra.simweb.server import SimWeb
+
+    web = SimWeb(args.sites, args.seed, args.speed, get_settings().data / "revisit")
+
+    def announce(homepages: dict[str, str]) -> None:
+        if args.json:
+            _print_json({"control": web.control_url, "sites": homepages})
+        else:
+            print(f"{len(homepages)} sites; truth at {web.control_url}/__truth__; first: {next(iter(homepages.values()))}")
+
+    return _serve_until_stopped(web, announce)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -270,25 +281,14 @@ def cmd_serve_sites(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
-    async def serve() -> None:
-        server = SiteServer(sites)
-        homepages = await server.start()
+    def announce(homepages: dict[str, str]) -> None:
         if args.json:
             _print_json(homepages)
         else:
             for name, url in homepages.items():
                 print(f"{name}\t{url}")
-        sys.stdout.flush()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await server.stop()
 
-    try:
-        asyncio.run(serve())
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return _serve_until_stopped(SiteServer(sites), announce)
 
 
 # -- parser ----------------------------------------------------------------------------------------

@@ -1,0 +1,22 @@
+"""`sourcewatch bench crawl` in a small configuration (no timing assertions: timings belong in README)."""
+
+import pytest
+
+from tests.conftest import cli_json
+
+pytestmark = pytest.mark.kafka
+
+
+def test_bench_crawl_compares_the_three_crawlers_on_the_same_sites(pipeline_env):
+    report = cli_json(["bench", "crawl", "--sites", "2", "--runs", "1", "--max-pages", "15", "--no-snapshots"],
+                      pipeline_env, timeout=400)
+    for key in ("full_pages_per_s", "fetch_parse_pages_per_s", "scrapy_pages_per_s",
+                "ratio_full_vs_scrapy", "ratio_fetch_parse_vs_scrapy"):
+        assert report[key] is not None and report[key] > 0, key
+    pages = {name: figures["pages_fetched"]["median"] for name, figures in report["configurations"].items()}
+    # The same budget on the same sites: the three crawlers fetch about the same pages.
+    assert pages["full"] == pages["fetch_parse"] == 30
+    assert abs(pages["scrapy"] - 30) <= 3
+    for figures in report["configurations"].values():
+        assert figures["cpu_seconds_per_page"]["median"] > 0 and figures["peak_rss_mb"]["median"] > 0
+    assert report["full_consumer_lag_at_end"]["median"] == 0
