@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     max_retries: int = 3
     retry_after_cap_seconds: float = 60.0
     robots_cache_seconds: float = 3600.0
+    # robots.txt Crawl-delay is honoured unless this is off (the crawl benchmark turns it off,
+    # since Scrapy has no Crawl-delay support and both must crawl under the same politeness).
+    honour_crawl_delay: bool = True
     allow_loopback: bool = False
     allow_private: bool = False
 

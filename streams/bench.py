@@ -107,8 +107,10 @@ def _spread(values: list[float]) -> dict:
 
 def _loopback_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
+    # Scrapy cannot honour robots.txt Crawl-delay (one snapshot asks for 10 s), so for equal
+    # politeness none of the three does here; robots.txt rules are obeyed by all three.
     env.update(SOURCEWATCH_ALLOW_LOOPBACK="true", SOURCEWATCH_PER_HOST_DELAY_SECONDS="0",
-               SOURCEWATCH_PER_HOST_CONCURRENCY="8", **extra)
+               SOURCEWATCH_PER_HOST_CONCURRENCY="8", SOURCEWATCH_HONOUR_CRAWL_DELAY="false", **extra)
     return env
 
 

@@ -73,6 +73,7 @@ class FetchConfig:
     max_retries: int = 3
     retry_after_cap: float = 60.0
     robots_ttl: float = 3600.0
+    honour_crawl_delay: bool = True
     allow_loopback: bool = False
     allow_private: bool = False
     backoff_base: float = 1.0
@@ -93,6 +94,7 @@ class FetchConfig:
             max_retries=settings.max_retries,
             retry_after_cap=settings.retry_after_cap_seconds,
             robots_ttl=settings.robots_cache_seconds,
+            honour_crawl_delay=settings.honour_crawl_delay,
             allow_loopback=settings.allow_loopback,
             allow_private=settings.allow_private,
         )
@@ -217,7 +219,8 @@ class Fetcher:
             rules = await self.robots.rules(_origin(url))
             if not rules.allows(url, self.config.user_agent):
                 raise FetchFailure(FetchErrorKind.ROBOTS_DISALLOWED, f"robots.txt disallows {parts.path or '/'}")
-            response = await self._get_with_retries(url, request, rules.crawl_delay(self.config.user_agent))
+            delay = rules.crawl_delay(self.config.user_agent) if self.config.honour_crawl_delay else None
+            response = await self._get_with_retries(url, request, delay)
             location = response.headers.get("Location")
             if response.status in REDIRECT_STATUSES and location:
                 url = urljoin(url, location)
