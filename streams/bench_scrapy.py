@@ -8,11 +8,11 @@ so that its CPU time and memory are measured alone). Scrapy is a bench extra:
 from __future__ import annotations
 
 from collections import Counter
-from urllib.parse import urlsplit
 
 from w3lib.url import canonicalize_url
 
 from infra.settings import Settings
+from schemas.sites import site_of
 
 
 def run_scrapy(seeds: list[str], max_pages: int, max_depth: int, settings: Settings) -> dict:
@@ -22,15 +22,17 @@ def run_scrapy(seeds: list[str], max_pages: int, max_depth: int, settings: Setti
 
     planned: Counter[str] = Counter()
     seen: set[str] = set()
+    seed_sites = {site_of(seed) for seed in seeds}
 
     def within_budget(request, response):
-        # The same per-site budget as sourcewatch's frontier: seeds count, then every new URL planned.
-        # Links already seen go on to Scrapy's duplicate filter without using up the budget.
+        # The same rules as sourcewatch's frontier: only links within a seed's site (keyed the same
+        # way), seeds count against the per-site budget, then every new URL planned. Links already
+        # seen go on to Scrapy's duplicate filter without using up the budget.
         url = canonicalize_url(request.url)
         if url in seen:
             return request
-        site = urlsplit(request.url).netloc
-        if planned[site] >= max_pages:
+        site = site_of(url)
+        if site not in seed_sites or planned[site] >= max_pages:
             return None
         seen.add(url)
         planned[site] += 1
@@ -47,7 +49,7 @@ def run_scrapy(seeds: list[str], max_pages: int, max_depth: int, settings: Setti
 
         def parse_start_url(self, response):
             seen.add(canonicalize_url(response.url))
-            planned[urlsplit(response.url).netloc] += 1
+            planned[site_of(response.url)] += 1
             return None
 
     process = CrawlerProcess(settings={
@@ -56,7 +58,6 @@ def run_scrapy(seeds: list[str], max_pages: int, max_depth: int, settings: Setti
         "CONCURRENT_REQUESTS": settings.global_concurrency,
         "CONCURRENT_REQUESTS_PER_DOMAIN": settings.per_host_concurrency,
         "DOWNLOAD_DELAY": settings.per_host_delay_seconds,
-        "RANDOMIZE_DOWNLOAD_DELAY": False,
         "DOWNLOAD_TIMEOUT": settings.total_timeout_seconds,
         "DOWNLOAD_MAXSIZE": settings.max_body_bytes,
         "REDIRECT_MAX_TIMES": settings.max_redirects,

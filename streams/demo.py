@@ -82,7 +82,8 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
         with urllib.request.urlopen(served["control"] + "/__truth__", timeout=60) as response:
             truth = json.loads(response.read())
     if not crawl:
-        return {"sites": plan.sites, "error": f"the crawl failed (exit {code})"}
+        return {"sites": plan.sites, "error": f"the crawl stopped before its summary (exit {code}: interrupted or "
+                                              "failed); what it fetched is in ClickHouse"}
     figures = evaluate_against_truth(truth, _fetched_urls(crawl["crawl_id"]), crawl["pages_fetched"])
     _write_metrics({k: figures[k] for k in ("harvest_rate", "unit_cost", "source_pages_reached")}, crawl["crawl_id"])
     return {

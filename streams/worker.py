@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 import agents
 from infra.kafka_broker import bootstrap_address, first_free_port
 from infra.kafka_topics import ensure_topics
-from infra.sql_owner import release_chdb
+from infra.sql_owner import chdb_owner, release_chdb
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,12 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
 
     from streams.app import app, settings
 
+    owner = chdb_owner(settings.clickhouse_dsn)
+    if owner is not None:
+        # Fail at start-up with what to do, rather than inside the sink agent later.
+        raise SystemExit(f"error: the embedded ClickHouse ({settings.clickhouse_dsn}) is held by worker process "
+                         f"{owner['pid']}: stop it, or point SOURCEWATCH_CLICKHOUSE_DSN at a ClickHouse server "
+                         "to run several workers")
     load_agents()
     bootstrap = bootstrap_address(settings)
     asyncio.run(ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions))
