@@ -13,10 +13,20 @@ FLUSH_SECONDS = 5.0
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
 
 
+_sent = 0
+
+
+def sent() -> int:
+    """Metrics messages this worker has sent so far."""
+    return _sent
+
+
 async def flush() -> int:
+    global _sent
     drained = metrics.drain(WORKER_ID)
     for metric in drained:
         await send("metrics", metric)
+    _sent += len(drained)
     return len(drained)
 
 

@@ -42,6 +42,8 @@ def _sink_agent(name: str, table: str) -> None:
             if table == "fetches":
                 for page in messages:
                     progress.of(page.crawl_id).fetch_rows_written += 1
+            elif table == "metrics":
+                progress.metrics_rows_written += len(rows)
 
     app.agent(topic(name), name=f"sink-{table}")(sink)
 

@@ -81,6 +81,17 @@ async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out
     }
 
 
+async def _metrics_written(timeout: float = 15.0) -> None:
+    """Wait until the sink has written every metrics message this worker sent (the last flush too),
+    so stopping the worker leaves none of them behind in the topic."""
+    from agents.flush_metrics import sent
+    from streams import progress
+
+    deadline = time.monotonic() + timeout
+    while progress.metrics_rows_written < sent() and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+
+
 def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
     """Run the crawl to the end in a worker of this process: (exit code, summary)."""
     from agents.flush_metrics import flush
@@ -120,6 +131,7 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
                     quiet_since = None
         seconds = (quiet_since or time.monotonic()) - started
         await flush()
+        await _metrics_written()
         summary.update(await summarize(crawl_id, crawl.pages_fetched, seconds, timed_out))
 
     code = run_worker(drive)

@@ -31,6 +31,8 @@ class CrawlProgress:
 
 
 _by_crawl: defaultdict[str, CrawlProgress] = defaultdict(CrawlProgress)
+# Rows the sink wrote to the metrics table (metrics belong to no crawl).
+metrics_rows_written = 0
 
 
 def of(crawl_id: str) -> CrawlProgress:

@@ -75,7 +75,8 @@ def test_worker_dead_letters_invalid_messages_and_deduplicates_redeliveries(pipe
         assert letters == [[2]]
         reasons = _sql("SELECT topic, reason FROM deadletters ORDER BY offset", pipeline_env)
         assert [row[0] for row in reasons] == ["pages.fetched", "pages.fetched"]
-        assert "url" in reasons[0][1] and "Invalid JSON" in reasons[1][1]
+        assert "PageFetched" in reasons[0][1] and "Field required" in reasons[0][1]
+        assert "Invalid JSON" in reasons[1][1]
         # Links of both valid pages went through too: the worker kept going after the bad ones.
         assert _wait_for("SELECT count() FROM links", [[2]], pipeline_env) == [[2]]
         # At their maximum depth the frontier planned nothing more.
