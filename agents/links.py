@@ -13,12 +13,12 @@ import re
 from functools import lru_cache
 from urllib.parse import urljoin, urlsplit
 
-import lxml.etree
 import lxml.html
 from w3lib.url import canonicalize_url
 
-from schemas.crawl import PageFetched
+from models.dom import parse_html
 from schemas.base import derived_event_id
+from schemas.crawl import PageFetched
 from schemas.links import Anchor, LinksScored
 from schemas.sites import site_of
 
@@ -64,18 +64,6 @@ def resolve_href(base: str, href: str) -> str | None:
     return _resolve(base, href)
 
 
-def parse_html(html: str) -> lxml.html.HtmlElement | None:
-    """The document root, or None when lxml finds no document in the text."""
-    if not html.strip():
-        return None
-    try:
-        # Bytes would make lxml re-guess the encoding; the text is already decoded.
-        return lxml.html.document_fromstring(html.encode("utf-8"), parser=_UTF8_PARSER)
-    except (lxml.etree.ParserError, ValueError):
-        return None
-
-
-_UTF8_PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True)
 
 
 def tag_path(element: lxml.html.HtmlElement, known: dict | None = None) -> str:

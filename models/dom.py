@@ -1,0 +1,19 @@
+"""Parsing HTML into an lxml tree the same way everywhere (decoded text in, never re-guessed)."""
+
+from __future__ import annotations
+
+import lxml.etree
+import lxml.html
+
+_UTF8_PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True)
+
+
+def parse_html(html: str) -> lxml.html.HtmlElement | None:
+    """The document root, or None when lxml finds no document in the text."""
+    if not html.strip():
+        return None
+    try:
+        # Bytes would make lxml re-guess the encoding; the text is already decoded.
+        return lxml.html.document_fromstring(html.encode("utf-8"), parser=_UTF8_PARSER)
+    except (lxml.etree.ParserError, ValueError):
+        return None
