@@ -208,6 +208,55 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pagination_pages(args: argparse.Namespace) -> list:
+    from models.pagination_data import load_pages
+
+    pages = [page for folder in args.data for page in load_pages(Path(folder))]
+    if args.language:
+        pages = [page for page in pages if page.language in args.language]
+    if not pages:
+        raise SystemExit("error: no usable pages in " + ", ".join(args.data))
+    return pages
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from models.pagination_tagger import train
+
+    pages = _pagination_pages(args)
+    model = train(pages, epochs=args.epochs,
+                  progress=lambda epoch, total, loss: print(f"epoch {epoch}/{total} loss {loss:.3f}", file=sys.stderr))
+    model.save(Path(args.out))
+    print(f"trained on {len(pages)} pages → {args.out}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from models.pagination_eval import cross_validate, evaluate_held_out
+    from models.pagination_tagger import PaginationTagger
+
+    pages = _pagination_pages(args)
+    if args.folds:
+        result = cross_validate(pages, args.folds, epochs=args.epochs,
+                                progress=lambda line: print(line, file=sys.stderr))
+    elif args.model:
+        result = evaluate_held_out(PaginationTagger.load(Path(args.model)), pages)
+    else:
+        print("error: no trained default model ships yet: pass --folds K for cross-validation or --model PATH",
+              file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json(result)
+    else:
+        print(result["protocol"])
+        for kind in ("micro", "macro"):
+            figures = result[kind]
+            print(f"  {kind}: PAGE {figures['PAGE']['f1']:.3f}  NEXT {figures['NEXT']['f1']:.3f}  "
+                  f"avg {figures['avg_f1']:.3f}")
+        print(f"  macro over paginated pages only: avg {result['macro_paginated_only']['avg_f1']:.3f}")
+        print(f"  {result['pages']} pages, {result['nodes']} nodes")
+    return 0
+
+
 # -- ClickHouse ------------------------------------------------------------------------------------
 
 def run_sql(query: str) -> tuple[list[str], list[list]]:
@@ -354,6 +403,21 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seeds", nargs="+", metavar="FILE|URL", help="seeds (fetch-parse, scrapy)")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(func=cmd_bench)
+
+    for name, helper, func in (("train", "train a model", cmd_train), ("eval", "evaluate a model", cmd_eval)):
+        command = commands.add_parser(name, help=f"{helper} (pagination tagging)")
+        command.add_argument("task", choices=["pagination"])
+        command.add_argument("--data", nargs="+", required=True, metavar="DIR",
+                             help="AutoPager/PRNSM folders, e.g. <data>/pagination/prnsm")
+        command.add_argument("--language", nargs="*", help="keep only pages in these languages (e.g. en)")
+        command.add_argument("--epochs", type=int, default=12)
+        if name == "train":
+            command.add_argument("--out", required=True, help="model file to write")
+        else:
+            command.add_argument("--folds", type=int, help="domain-grouped cross-validation with K folds")
+            command.add_argument("--model", help="evaluate this model file on the data (held out)")
+            command.add_argument("--json", action="store_true")
+        command.set_defaults(func=func)
 
     sql = commands.add_parser("sql", help="run a ClickHouse query (tables: fetches, links, metrics, …)")
     sql.add_argument("query")

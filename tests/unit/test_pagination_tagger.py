@@ -1,0 +1,58 @@
+"""The shared model test: train → save → load → predict on tiny data; plus bad input and version checks."""
+
+import pytest
+import torch
+
+from models.pagination_data import LabelledPage
+from models.pagination_features import page_features
+from models.dom import parse_html
+from models.pagination_tagger import ModelVersionError, PaginationTagger, train
+
+
+def _page(n: int, pages: int) -> LabelledPage:
+    links = "".join(f'<a href="/list?page={i}">{i}</a>' for i in range(1, pages + 1))
+    html = (f'<html><body><nav><a href="/">Home</a><a href="/about">About</a></nav><ul>'
+            + "".join(f'<li><a href="/item/{n}-{i}">Item {i}</a></li>' for i in range(4))
+            + f'</ul><div class="pagination">{links}<a class="next" href="/list?page=2">Next »</a></div></body></html>')
+    labels = ["OTHER"] * 6 + ["PAGE"] * pages + ["NEXT"]
+    return LabelledPage(str(n), f"https://site{n}.example/list", "en", html, tuple(labels))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    torch.manual_seed(0)
+    return train([_page(n, 2 + n % 4) for n in range(24)], epochs=25, batch_size=4, lr=5e-3, buckets=2048)
+
+
+def test_features_cover_every_clickable_node():
+    page = _page(1, 3)
+    features = page_features(parse_html(page.html))
+    assert len(features) == len(page.labels)
+    next_node = features[-1]
+    assert next_node.heuristics[1] == 1.0 and next_node.heuristics[2] == 1.0  # 'page' and digits in href
+    assert next_node.parent_tag == "div" and next_node.class_ngrams and next_node.query_ngrams
+
+
+def test_train_save_load_predict(trained, tmp_path):
+    unseen = _page(99, 3)
+    before = trained.predict([unseen.html])
+    assert before == [list(unseen.labels)]
+    path = tmp_path / "pagination.pt"
+    trained.save(path)
+    loaded = PaginationTagger.load(path)
+    assert loaded.predict([unseen.html]) == before
+    assert loaded.config == trained.config
+
+
+def test_pages_without_nodes_or_text_give_no_pagination(trained):
+    assert trained.predict(["", "<html><body><p>no links</p></body></html>", "\x00\x01 not html"]) == [[], [], []]
+
+
+def test_a_model_of_another_format_version_is_refused(trained, tmp_path):
+    path = tmp_path / "old.pt"
+    trained.save(path)
+    saved = torch.load(path, weights_only=True)
+    saved["format_version"] = 0
+    torch.save(saved, path)
+    with pytest.raises(ModelVersionError, match="format 0; this code reads 1"):
+        PaginationTagger.load(path)
