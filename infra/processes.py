@@ -24,6 +24,17 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to send SIGTERM when the parent dies, even by SIGKILL,
+    so a killed CLI never leaves its servers running (a no-op elsewhere)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @contextmanager
 def serve_in_child(argv: list[str], env: dict[str, str] | None = None, timeout: float = 60.0) -> Iterator:
     """Run `sourcewatch ARGV --json` (a server) in a child process for the duration of the block.
@@ -31,7 +42,8 @@ def serve_in_child(argv: list[str], env: dict[str, str] | None = None, timeout: 
     Yields the JSON object the server prints as its first line once it is serving; stops it after.
     """
     process = subprocess.Popen([sys.executable, "-m", "streams.cli", *argv, "--json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               preexec_fn=_die_with_parent)
     try:
         ready, _, _ = select.select([process.stdout], [], [], timeout)
         line = process.stdout.readline() if ready else ""
