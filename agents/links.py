@@ -8,7 +8,6 @@ them later in the same topic.
 
 from __future__ import annotations
 
-import logging
 import re
 from functools import lru_cache
 from urllib.parse import urljoin, urlsplit
@@ -21,8 +20,6 @@ from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
 from schemas.links import Anchor, LinksScored
 from schemas.sites import site_of
-
-log = logging.getLogger(__name__)
 
 _SPACES = re.compile(r"\s+")
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")

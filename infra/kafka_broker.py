@@ -260,3 +260,9 @@ def bootstrap_address(settings: Settings) -> str:
         return settings.kafka_bootstrap
     state = LocalKafka.from_settings(settings).state()
     return state.bootstrap if state else f"127.0.0.1:{settings.kafka_port}"
+
+
+def ensure_local_broker(settings: Settings) -> None:
+    """Start the local broker when no other Kafka is configured (a no-op when it runs)."""
+    if not settings.kafka_bootstrap:
+        LocalKafka.from_settings(settings).start()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from infra.clickhouse import chdb_path
 from infra.processes import pid_alive
@@ -55,3 +54,30 @@ def release_chdb(dsn: str, pid: int) -> None:
             owner_file.unlink()
     except (FileNotFoundError, ValueError):
         pass
+
+
+def query_clickhouse(dsn: str, sql: str) -> tuple[list[str], list[list]]:
+    """Run a query on ClickHouse, through the worker that holds an embedded chDB if one does."""
+    import urllib.error
+    import urllib.request
+
+    from infra.clickhouse import ClickHouse
+
+    owner = chdb_owner(dsn)
+    if owner is not None:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{owner['web_port']}/sql/", data=json.dumps({"query": sql}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                answer = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raise RuntimeError(json.loads(error.read()).get("error", str(error))) from None
+        return answer["columns"], answer["rows"]
+    clickhouse = ClickHouse(dsn)
+    try:
+        clickhouse.migrate()
+        return clickhouse.query(sql)
+    finally:
+        clickhouse.close()

@@ -18,12 +18,9 @@ def _print_json(value: object) -> None:
 
 
 def _ensure_local_kafka() -> None:
-    """Start the local broker when no other Kafka is configured (a no-op when it runs)."""
-    from infra.kafka_broker import LocalKafka
+    from infra.kafka_broker import ensure_local_broker
 
-    settings = get_settings()
-    if not settings.kafka_bootstrap:
-        LocalKafka.from_settings(settings).start()
+    ensure_local_broker(get_settings())
 
 
 # -- kafka ------------------------------------------------------------------------------------------
@@ -259,37 +256,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 # -- ClickHouse ------------------------------------------------------------------------------------
 
-def run_sql(query: str) -> tuple[list[str], list[list]]:
-    """Run a query on the configured ClickHouse, through the worker that holds chDB if one does."""
-    from infra.clickhouse import ClickHouse
-    from infra.sql_owner import chdb_owner
-
-    settings = get_settings()
-    owner = chdb_owner(settings.clickhouse_dsn)
-    if owner is not None:
-        import urllib.request
-
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{owner['web_port']}/sql/", data=json.dumps({"query": query}).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                answer = json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            raise RuntimeError(json.loads(error.read()).get("error", str(error))) from None
-        return answer["columns"], answer["rows"]
-    clickhouse = ClickHouse.from_settings(settings)
-    try:
-        clickhouse.migrate()
-        return clickhouse.query(query)
-    finally:
-        clickhouse.close()
-
-
 def cmd_sql(args: argparse.Namespace) -> int:
     try:
-        columns, rows = run_sql(args.query)
+        from infra.sql_owner import query_clickhouse
+
+        columns, rows = query_clickhouse(get_settings().clickhouse_dsn, args.query)
     except Exception as error:  # the database's message is what the user needs
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -65,16 +65,18 @@ def _write_metrics(figures: dict, crawl_id: str) -> None:
 
 
 def _fetched_urls(crawl_id: str) -> set[str]:
-    from streams.cli import run_sql
+    from infra.settings import get_settings
+    from infra.sql_owner import query_clickhouse
 
-    _, rows = run_sql(f"SELECT DISTINCT final_url FROM fetches WHERE crawl_id = '{crawl_id}' AND status = 200")
+    _, rows = query_clickhouse(get_settings().clickhouse_dsn, f"SELECT DISTINCT final_url FROM fetches WHERE crawl_id = '{crawl_id}' AND status = 200")
     return {row[0] for row in rows}
 
 
 def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
-    from streams.cli import _ensure_local_kafka
+    from infra.kafka_broker import ensure_local_broker
+    from infra.settings import get_settings
 
-    _ensure_local_kafka()
+    ensure_local_broker(get_settings())
     argv = ["simweb", "--sites", str(plan.sites), "--seed", str(plan.seed), "--speed", str(plan.speed)]
     with serve_in_child(argv) as served:
         homepages = list(served["sites"].values())

@@ -23,7 +23,6 @@ from agents.fetching.robots import RobotsCache
 from infra.settings import Settings
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, FetchErrorKind, PageFetched
-from schemas.sites import site_of
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from models.pagination_tagger import ModelVersionError, PaginationTagger, train
 
 def _page(n: int, pages: int) -> LabelledPage:
     links = "".join(f'<a href="/list?page={i}">{i}</a>' for i in range(1, pages + 1))
-    html = (f'<html><body><nav><a href="/">Home</a><a href="/about">About</a></nav><ul>'
+    html = ('<html><body><nav><a href="/">Home</a><a href="/about">About</a></nav><ul>'
             + "".join(f'<li><a href="/item/{n}-{i}">Item {i}</a></li>' for i in range(4))
             + f'</ul><div class="pagination">{links}<a class="next" href="/list?page=2">Next »</a></div></body></html>')
     labels = ["OTHER"] * 6 + ["PAGE"] * pages + ["NEXT"]
