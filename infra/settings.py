@@ -76,6 +76,13 @@ class Settings(BaseSettings):
     crawl_max_depth: int = 50
     crawl_max_pages: int = 1000
 
+    # Models. Empty pagination_model means the default model shipped in the package.
+    pagination_model: Path | None = None
+    # Pages of one paginated list followed per source page (the source page included).
+    pagination_max_pages: int = 10
+    laser_dir: Path | None = None
+    e5_model_dir: Path = HOME / "models" / "multilingual-e5-small"
+
     @classmethod
     def settings_customise_sources(
         cls,

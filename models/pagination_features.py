@@ -2,10 +2,16 @@
 
 For each `a`/`button` in document order: its parent tag, the character n-grams
 (2–4) of its class names, of its href's query keys (values ignored) and of its
-text, and the paper's 8 heuristics. N-grams are hashed with CRC-32 (stable
-across processes); the tagger folds the hashes into its buckets, embeds and
-average-pools them. The text n-grams are the built-in text encoder; a
-pretrained sentence encoder plugs in beside them.
+text, its text itself (for a pretrained sentence encoder), the paper's 8
+heuristics and a few of our own. N-grams are hashed with CRC-32 (stable across
+processes); the tagger folds the hashes into its buckets, embeds and
+average-pools them.
+
+Beyond the paper, and measured in the README's ablations: the class names also
+come from the node's children and its two nearest ancestors (pagination
+markup puts `pagination`/`pager` on the list around the links and icon classes
+inside them), digits in the text n-grams all read as 0 (page "7" looks like
+page "12"), and `EXTRA_HEURISTICS` below.
 """
 
 from __future__ import annotations
@@ -21,8 +27,12 @@ from models.pagination_data import clickable_nodes
 
 MAX_NGRAMS = 64
 _YEAR = re.compile(r"(?<!\d)(19|20)\d\d(?!\d)")
+_DIGIT = re.compile(r"\d")
 _SPACES = re.compile(r"\s+")
-HEURISTICS = 8
+_PAGE_IN_PATH = re.compile(r"[/_-](?:p|pg|page|pages|seite|pagina|strona)[/_=-]?\d+", re.IGNORECASE)
+PAPER_HEURISTICS = 8
+EXTRA_HEURISTICS = 5
+HEURISTICS = PAPER_HEURISTICS + EXTRA_HEURISTICS
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,7 @@ class NodeFeatures:
     class_ngrams: tuple[int, ...]
     query_ngrams: tuple[int, ...]
     text_ngrams: tuple[int, ...]
+    text: str
     heuristics: tuple[float, ...]
 
 
@@ -50,24 +61,42 @@ def hashed_ngrams(tokens: list[str], sizes: tuple[int, ...] = (2, 3, 4)) -> tupl
 
 def node_text(node: lxml.html.HtmlElement) -> str:
     text = node.text_content() or node.get("value") or node.get("aria-label") or node.get("title") or ""
+    if not text.strip():
+        text = " ".join(image.get("alt", "") for image in node.iter("img"))
     return _SPACES.sub(" ", text).strip()[:80]
+
+
+def _class_names(node: lxml.html.HtmlElement) -> list[str]:
+    """Class names of the node, its descendants (icons) and its two nearest ancestors (the pager list)."""
+    names = []
+    ancestors = [ancestor for _, ancestor in zip(range(2), node.iterancestors())]
+    for element in [node, *node.iterdescendants(), *ancestors]:
+        names.extend((element.get("class") or "").lower().split())
+    return list(dict.fromkeys(names))
+
+
+def _is_number(text: str) -> bool:
+    return text.isdigit() and len(text) <= 5
 
 
 def page_features(root: lxml.html.HtmlElement) -> list[NodeFeatures]:
     nodes = clickable_nodes(root)
-    has_href = [bool((node.get("href") or "").strip()) for node in nodes]
+    hrefs = [(node.get("href") or "").strip() for node in nodes]
+    texts = [node_text(node) for node in nodes]
+    has_href = [bool(href) for href in hrefs]
     features = []
     for index, node in enumerate(nodes):
-        href = (node.get("href") or "").strip()
-        classes = (node.get("class") or "").lower().split()
+        href, text = hrefs[index], texts[index]
+        own_classes = (node.get("class") or "").lower().split()
+        split = urlsplit(href) if "\x00" not in href else urlsplit("")
         try:
-            keys = [key.lower() for key, _ in parse_qsl(urlsplit(href).query, keep_blank_values=True)]
+            keys = [key.lower() for key, _ in parse_qsl(split.query, keep_blank_values=True)]
         except ValueError:
             keys = []
-        text = node_text(node)
         lowered_href = href.lower()
-        heuristics = (
-            float(any("disabled" in name for name in classes) or node.get("disabled") is not None),
+        neighbours = [texts[i] for i in (index - 1, index + 1) if 0 <= i < len(texts)]
+        paper = (
+            float(any("disabled" in name for name in own_classes) or node.get("disabled") is not None),
             float("page" in lowered_href),
             float(any(character.isdigit() for character in href)),
             float(bool(_YEAR.search(href))),
@@ -76,12 +105,22 @@ def page_features(root: lxml.html.HtmlElement) -> list[NodeFeatures]:
             float(index > 0 and has_href[index - 1]),
             float(index + 1 < len(nodes) and has_href[index + 1]),
         )
+        extra = (
+            float(_is_number(text)),
+            # A run of page numbers: this number is one more or one less than a neighbour's.
+            float(_is_number(text) and any(_is_number(n) and abs(int(n) - int(text)) == 1 for n in neighbours)),
+            float(bool(_PAGE_IN_PATH.search(split.path))),
+            float(not href or href == "#" or lowered_href.startswith("javascript:")),
+            # Arrow-like labels: », ›, >, ->, …
+            float(bool(text) and len(text) <= 3 and not any(character.isalnum() for character in text)),
+        )
         parent = node.getparent()
         features.append(NodeFeatures(
             parent_tag=str(parent.tag).lower() if parent is not None else "",
-            class_ngrams=hashed_ngrams(classes),
+            class_ngrams=hashed_ngrams(_class_names(node)),
             query_ngrams=hashed_ngrams(keys),
-            text_ngrams=hashed_ngrams(text.lower().split() or [""]),
-            heuristics=heuristics,
+            text_ngrams=hashed_ngrams(_DIGIT.sub("0", text.lower()).split() or [""]),
+            text=text,
+            heuristics=paper + extra,
         ))
     return features

