@@ -8,7 +8,7 @@ SOURCEWATCH_DATA ?= $(HOME_DIR)/data
 KAFKA_LIBS := $(HOME_DIR)/kafka-libs
 SHARED_DATA := ../shared/data
 
-.PHONY: setup test demo kafka-start kafka-stop clean
+.PHONY: setup test demo pagination-model kafka-start kafka-stop clean
 
 setup: $(VENV)/.installed $(KAFKA_LIBS)/.installed data
 
@@ -31,6 +31,12 @@ $(KAFKA_LIBS)/.installed: infra/kafka/pom.xml
 data:
 	@if [ -x $(SHARED_DATA)/unpack.sh ]; then $(SHARED_DATA)/unpack.sh $(SOURCEWATCH_DATA); \
 	else echo "no $(SHARED_DATA): tests that need the evaluation data will skip"; fi
+
+# The default pagination model shipped in the package (models/pagination_default.pt), trained on all of
+# <data>/pagination; its figures are in models/PAGINATION_MODEL.md.
+pagination-model: setup
+	$(BIN)/sourcewatch train pagination --data $(SOURCEWATCH_DATA)/pagination/prnsm \
+	    $(SOURCEWATCH_DATA)/pagination/autopager --out models/pagination_default.pt
 
 test: setup
 	$(BIN)/pytest -q

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from agents.fetching.fetcher import Fetcher
-from schemas.crawl import CrawlRequest
+from schemas.crawl import LISTING_REASONS, CrawlRequest
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events
@@ -31,6 +31,9 @@ async def fetch_pages(stream):
                 metrics.count("pages_fetched", "fetch", error=page.error.value, status=str(page.status))
                 metrics.count("fetch_ms", "fetch", page.fetch_ms)
                 await send("pages.fetched", page.with_body_capped(settings.max_message_body_bytes))
-                progress.of(page.crawl_id).pages_fetched += 1
+                crawl = progress.of(page.crawl_id)
+                crawl.pages_fetched += 1
+                if page.reason in LISTING_REASONS:
+                    crawl.pages_to_tag += 1
     finally:
         await fetcher.close()  # the worker is stopping

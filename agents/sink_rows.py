@@ -10,6 +10,7 @@ from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.links import LinksScored, SourceFound
 from schemas.metrics import Metric
+from schemas.pagination import PaginationTags
 from schemas.records import ChangesDetected, Record, RecordsExtracted
 from schemas.revisit import RevisitDecision
 
@@ -41,6 +42,18 @@ def _source_rows(source: SourceFound) -> list[Row]:
         "event_id": source.event_id, "site": source.site, "crawl_id": source.crawl_id, "url": source.url,
         "kind": source.kind, "score": source.score, "clicks": source.clicks, "created_at": source.created_at,
     }]
+
+
+def _pagination_rows(tags: PaginationTags) -> list[Row]:
+    """One row per tagged link; a page without pagination still gets one row (label NONE), so every
+    tagged page is counted."""
+    links = [(link.url, link.text, link.label) for link in tags.links] or [("", "", "NONE")]
+    return [{
+        "event_id": tags.event_id, "position": position, "site": tags.site, "crawl_id": tags.crawl_id,
+        "source_url": tags.source_url or tags.page_url, "page_url": tags.final_url, "url": url, "text": text,
+        "label": label, "model": tags.model, "nodes": tags.nodes, "tagging_ms": tags.tagging_ms,
+        "created_at": tags.created_at,
+    } for position, (url, text, label) in enumerate(links)]
 
 
 def _record_row(message: RecordsExtracted | ChangesDetected, position: int, record: Record) -> Row:
@@ -85,6 +98,7 @@ SINKS: dict[str, tuple[str, Callable[[Any], list[Row]]]] = {
     "pages.fetched": ("fetches", _fetch_rows),
     "links.scored": ("links", _link_rows),
     "sources.found": ("sources", _source_rows),
+    "pagination.tags": ("pagination", _pagination_rows),
     "records.extracted": ("records", _records_rows),
     "changes.detected": ("changes", _changes_rows),
     "revisit.decisions": ("revisit_decisions", _decision_rows),

@@ -84,6 +84,18 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             ],
         ],
     ),
+    (
+        2,
+        [
+            f"""CREATE TABLE IF NOT EXISTS pagination_store (
+                event_id String, position UInt32, site LowCardinality(String), crawl_id String, source_url String,
+                page_url String, url String, text String, label LowCardinality(String), model LowCardinality(String),
+                nodes UInt32, tagging_ms Float32, created_at DateTime64(3, 'UTC'),
+                ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="(event_id, position)")}""",
+            "CREATE VIEW IF NOT EXISTS pagination AS SELECT * FROM pagination_store FINAL",
+        ],
+    ),
 ]
 
 

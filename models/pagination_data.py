@@ -103,3 +103,17 @@ def load_pages(folder: Path) -> list[LabelledPage]:
             pages.append(LabelledPage(row["File Name"], row.get("Page URL", ""), row.get("Language", "") or "en",
                                       html, tuple(gold_labels(root, row))))
     return pages
+
+
+def load_folders(folders: list[Path]) -> list[LabelledPage]:
+    """The pages of several dataset folders; a page URL that an earlier folder already holds is skipped
+    (the PRNSM set re-labels most AutoPager pages: list it first to keep its labels)."""
+    pages: list[LabelledPage] = []
+    seen: set[str] = set()
+    for folder in folders:
+        for page in load_pages(folder):
+            if page.url and page.url in seen:
+                continue
+            seen.add(page.url)
+            pages.append(page)
+    return pages

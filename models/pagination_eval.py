@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from models.autopager_baseline import AutoPagerBaseline
 from models.pagination_data import LabelledPage
 from models.pagination_metrics import score
-from models.pagination_tagger import PaginationTagger, PageFeatures, features_of, train
+from models.pagination_tagger import EPOCHS, PaginationTagger, PageFeatures, features_of, train
 from schemas.sites import site_of
 
 Progress = Callable[[str], None]
@@ -56,7 +56,7 @@ class _Comparison:
         self.pages = pages
         self.baseline = baseline
         self.hyper = hyper
-        self.features: list[PageFeatures] = [features_of(page.html) for page in pages]
+        self.features: list[PageFeatures] = [features_of(page.html, page.url) for page in pages]
         self.ours: list[list[str]] = [[] for _ in pages]
         self.theirs: list[list[str]] = [[] for _ in pages]
 
@@ -80,7 +80,7 @@ class _Comparison:
         return result
 
 
-def cross_validate(pages: Sequence[LabelledPage], folds: int = 5, seed: int = 0, epochs: int = 12,
+def cross_validate(pages: Sequence[LabelledPage], folds: int = 5, seed: int = 0, epochs: int = EPOCHS,
                    baseline: bool = False, progress: Progress | None = None, **hyper) -> dict:
     comparison = _Comparison(pages, baseline, **hyper)
     for number, test in enumerate(domain_folds(pages, folds, seed), start=1):
@@ -92,7 +92,7 @@ def cross_validate(pages: Sequence[LabelledPage], folds: int = 5, seed: int = 0,
                              f"{folds}-fold cross-validation grouped by registered domain, seed {seed}")
 
 
-def zero_shot(pages: Sequence[LabelledPage], train_languages: Sequence[str], epochs: int = 12,
+def zero_shot(pages: Sequence[LabelledPage], train_languages: Sequence[str], epochs: int = EPOCHS,
               baseline: bool = False, **hyper) -> dict:
     """Train on the pages in train_languages, test on every other page; per-language macro F1."""
     comparison = _Comparison(pages, baseline, **hyper)
@@ -108,7 +108,7 @@ def zero_shot(pages: Sequence[LabelledPage], train_languages: Sequence[str], epo
 def evaluate_held_out(model: PaginationTagger, pages: Sequence[LabelledPage],
                       baseline_training: Sequence[LabelledPage] | None = None) -> dict:
     """A trained model on held-out pages; the baseline, when asked, is trained on baseline_training."""
-    result = report(pages, model.predict([page.html for page in pages]))
+    result = report(pages, model.predict([page.html for page in pages], [page.url for page in pages]))
     if baseline_training is not None:
         autopager = AutoPagerBaseline.train(baseline_training)
         result["baseline"] = report(pages, autopager.predict([page.html for page in pages])) | {

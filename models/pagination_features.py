@@ -11,7 +11,8 @@ Beyond the paper, and measured in the README's ablations: the class names also
 come from the node's children and its two nearest ancestors (pagination
 markup puts `pagination`/`pager` on the list around the links and icon classes
 inside them), digits in the text n-grams all read as 0 (page "7" looks like
-page "12"), and `EXTRA_HEURISTICS` below.
+page "12"), and `EXTRA_HEURISTICS` below — among them how the link's target
+relates to the page's own URL (the pages of one list share a URL template).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urljoin, urlsplit, urlunsplit
 
 import lxml.html
 
@@ -30,9 +31,12 @@ _YEAR = re.compile(r"(?<!\d)(19|20)\d\d(?!\d)")
 _DIGIT = re.compile(r"\d")
 _SPACES = re.compile(r"\s+")
 _PAGE_IN_PATH = re.compile(r"[/_-](?:p|pg|page|pages|seite|pagina|strona)[/_=-]?\d+", re.IGNORECASE)
+_DIGITS = re.compile(r"\d+")
 PAPER_HEURISTICS = 8
-EXTRA_HEURISTICS = 5
+EXTRA_HEURISTICS = 8
 HEURISTICS = PAPER_HEURISTICS + EXTRA_HEURISTICS
+# Feature groups that an ablation can leave out (the paper's: w/o parent, class, query, text, heuristics).
+FEATURE_GROUPS = ("parent", "classes", "query", "text", "heuristics")
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,40 @@ def _is_number(text: str) -> bool:
     return text.isdigit() and len(text) <= 5
 
 
-def page_features(root: lxml.html.HtmlElement) -> list[NodeFeatures]:
+def _template(parts: SplitResult) -> str:
+    """A URL with its numbers blanked and its query reduced to sorted keys: pages of one list share it."""
+    try:
+        keys = sorted({key for key, _ in parse_qsl(parts.query, keep_blank_values=True)})
+    except ValueError:
+        keys = []
+    return _DIGITS.sub("0", f"{parts.netloc}{parts.path.rstrip('/')}?{'&'.join(keys)}")
+
+
+def _relation_to_page(href: str, page: SplitResult | None) -> tuple[float, float, float]:
+    """How a link's target relates to the page's own URL: the same URL template (numbers aside), the same
+    path (query-string pagination), one path inside the other (/blog/ and /blog/page/2/)."""
+    if page is None or not href or href.startswith(("#", "javascript:")):
+        return 0.0, 0.0, 0.0
+    try:
+        target = urlsplit(urljoin(urlunsplit(page), href))
+    except ValueError:
+        return 0.0, 0.0, 0.0
+    if target.netloc != page.netloc:
+        return 0.0, 0.0, 0.0
+    same_page = target.path == page.path and target.query == page.query
+    own, other = page.path.rstrip("/") + "/", target.path.rstrip("/") + "/"
+    return (float(not same_page and _template(target) == _template(page)),
+            float(not same_page and target.path == page.path),
+            float(own != other and (other.startswith(own) or own.startswith(other))))
+
+
+def page_features(root: lxml.html.HtmlElement, page_url: str = "") -> list[NodeFeatures]:
+    """The features of every clickable node; page_url (where the page was fetched from) feeds the
+    link-to-page relations, which are 0 without it."""
+    try:
+        page = urlsplit(page_url) if page_url.startswith(("http://", "https://")) else None
+    except ValueError:
+        page = None
     nodes = clickable_nodes(root)
     hrefs = [(node.get("href") or "").strip() for node in nodes]
     texts = [node_text(node) for node in nodes]
@@ -113,6 +150,7 @@ def page_features(root: lxml.html.HtmlElement) -> list[NodeFeatures]:
             float(not href or href == "#" or lowered_href.startswith("javascript:")),
             # Arrow-like labels: », ›, >, ->, …
             float(bool(text) and len(text) <= 3 and not any(character.isalnum() for character in text)),
+            *_relation_to_page(href, page),
         )
         parent = node.getparent()
         features.append(NodeFeatures(

@@ -15,20 +15,20 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import lxml.html
 import torch
 from torch import nn
 from torchcrf import CRF
 
 from models.dom import parse_html
-from models.pagination_data import LABELS, LabelledPage
-from models.pagination_features import HEURISTICS, NodeFeatures, page_features
+from models.pagination_data import LABELS, LabelledPage, clickable_nodes
+from models.pagination_features import FEATURE_GROUPS, HEURISTICS, NodeFeatures, page_features
 from models.text_encoders import get_encoder
 
 FORMAT_VERSION = 2
 TOP_PARENT_TAGS = 30
-# Feature groups that an ablation can leave out (the paper's Table: w/o parent, text, query, class, heuristics).
-FEATURE_GROUPS = ("parent", "classes", "query", "text", "heuristics")
 PREDICT_BATCH = 16
+EPOCHS = 12
 
 PageFeatures = list[NodeFeatures]
 
@@ -37,10 +37,10 @@ class ModelVersionError(RuntimeError):
     """A model file written by another version of this code."""
 
 
-def features_of(html: str) -> PageFeatures:
-    """The features of every clickable node of a page; none for a page that does not parse."""
+def features_of(html: str, url: str = "") -> PageFeatures:
+    """The features of every clickable node of a page fetched from url; none for a page that does not parse."""
     root = parse_html(html)
-    return page_features(root) if root is not None else []
+    return page_features(root, url) if root is not None else []
 
 
 def _bag(rows: Sequence[tuple[int, ...]], buckets: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -72,6 +72,10 @@ class PaginationTagger(nn.Module):
         self.classes = nn.EmbeddingBag(buckets, ngram_dim, mode="mean", sparse=True)
         self.query = nn.EmbeddingBag(buckets, ngram_dim, mode="mean", sparse=True)
         self.text = nn.EmbeddingBag(buckets, text_dim, mode="mean", sparse=True)
+        # Buckets no training n-gram reached stay exactly zero: unseen n-grams add nothing at test time
+        # (random rows would add noise), and the saved file holds only the rows in use.
+        for bag in self.ngram_tables():
+            nn.init.zeros_(bag.weight)
         if self.encoder is not None:
             self.sentence = nn.Linear(self.encoder.dim, text_dim)
         widths = {"parent": parent_dim, "classes": ngram_dim, "query": ngram_dim,
@@ -81,6 +85,9 @@ class PaginationTagger(nn.Module):
         self.lstm = nn.LSTM(dense, hidden, batch_first=True, bidirectional=True)
         self.emit = nn.Linear(2 * hidden, len(LABELS))
         self.crf = CRF(len(LABELS), batch_first=True)
+
+    def ngram_tables(self) -> tuple[nn.EmbeddingBag, ...]:
+        return self.classes, self.query, self.text
 
     def _node_vectors(self, nodes: Sequence[NodeFeatures]) -> torch.Tensor:
         parts = []
@@ -132,23 +139,50 @@ class PaginationTagger(nn.Module):
                     results[i] = [LABELS[tag] for tag in path]
         return results
 
-    def predict(self, htmls: Sequence[str]) -> list[list[str]]:
+    def predict(self, htmls: Sequence[str], urls: Sequence[str] | None = None) -> list[list[str]]:
         """The label of every clickable node of each page (an empty list for a page without any)."""
-        return self.predict_features([features_of(html) for html in htmls])
+        urls = urls or [""] * len(htmls)
+        return self.predict_features([features_of(html, url) for html, url in zip(htmls, urls, strict=True)])
 
-    def save(self, path: Path) -> None:
+    def label_nodes(self, roots: Sequence[lxml.html.HtmlElement | None],
+                    urls: Sequence[str]) -> list[list[tuple[lxml.html.HtmlElement, str]]]:
+        """Each parsed page's clickable nodes with their labels (pages that did not parse: none)."""
+        nodes = [clickable_nodes(root) if root is not None else [] for root in roots]
+        features = [page_features(root, url) if root is not None else [] for root, url in zip(roots, urls)]
+        return [list(zip(page_nodes, labels)) for page_nodes, labels in zip(nodes, self.predict_features(features))]
+
+    def save(self, path: Path, trained_on: dict | None = None) -> None:
+        """Write the whole recipe; trained_on ({data: [dirs], languages, pages}) lets a held-out evaluation
+        train its baseline on the same data."""
+        state = self.state_dict()
+        # The n-gram tables are mostly untouched buckets: keep the rows in use, in half precision.
+        rows = {}
+        for name in (f"{attribute}.weight" for attribute in ("classes", "query", "text")):
+            table = state.pop(name)
+            used = table.abs().sum(dim=1).nonzero().squeeze(1)
+            rows[name] = {"index": used, "values": table[used].half()}
         torch.save({"format_version": FORMAT_VERSION, "config": self.config, "labels": list(LABELS),
-                    "state_dict": self.state_dict()}, path)
+                    "trained_on": trained_on or {}, "state_dict": state, "ngram_rows": rows}, path)
 
     @classmethod
     def load(cls, path: Path) -> PaginationTagger:
-        saved = torch.load(path, weights_only=True)
-        version = saved.get("format_version")
-        if version != FORMAT_VERSION:
-            raise ModelVersionError(f"{path} is pagination model format {version}; this code reads {FORMAT_VERSION}")
+        saved = _read(path)
         model = cls(**saved["config"])
-        model.load_state_dict(saved["state_dict"])
+        state = dict(saved["state_dict"])
+        for name, used in saved["ngram_rows"].items():
+            table = torch.zeros_like(model.state_dict()[name])
+            table[used["index"]] = used["values"].float()
+            state[name] = table
+        model.load_state_dict(state)
         return model
+
+
+def _read(path: Path) -> dict:
+    saved = torch.load(path, weights_only=True)
+    version = saved.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ModelVersionError(f"{path} is pagination model format {version}; this code reads {FORMAT_VERSION}")
+    return saved
 
 
 Example = tuple[PageFeatures, list[str]]
@@ -158,13 +192,13 @@ def examples_of(pages: Sequence[LabelledPage]) -> list[Example]:
     """(features, gold labels) of the pages whose nodes match their labels (pages without nodes say nothing)."""
     examples = []
     for page in pages:
-        features = features_of(page.html)
+        features = features_of(page.html, page.url)
         if features and len(features) == len(page.labels):
             examples.append((features, list(page.labels)))
     return examples
 
 
-def train(pages: Sequence[LabelledPage] | Sequence[Example], epochs: int = 12, batch_size: int = 8,
+def train(pages: Sequence[LabelledPage] | Sequence[Example], epochs: int = EPOCHS, batch_size: int = 8,
           lr: float = 2e-3, seed: int = 13, progress: Callable[[int, int, float], None] | None = None,
           **hyper) -> PaginationTagger:
     """Train on labelled pages, or on their precomputed examples (negative log-likelihood of the CRF).
@@ -175,7 +209,7 @@ def train(pages: Sequence[LabelledPage] | Sequence[Example], epochs: int = 12, b
     examples = examples_of(pages) if pages and isinstance(pages[0], LabelledPage) else list(pages)
     parents = Counter(node.parent_tag for features, _ in examples for node in features)
     model = PaginationTagger([tag for tag, _ in parents.most_common(TOP_PARENT_TAGS)], **hyper)
-    sparse = [p for m in (model.classes, model.query, model.text) for p in m.parameters()]
+    sparse = [p for table in model.ngram_tables() for p in table.parameters()]
     dense = [p for p in model.parameters() if all(p is not s for s in sparse)]
     optimisers = [torch.optim.SparseAdam(sparse, lr=lr), torch.optim.Adam(dense, lr=lr)]
     for epoch in range(epochs):
@@ -197,3 +231,32 @@ def train(pages: Sequence[LabelledPage] | Sequence[Example], epochs: int = 12, b
         if progress is not None:
             progress(epoch + 1, epochs, total / max(len(batches), 1))
     return model
+
+
+# Trained on all of <data>/pagination by `make pagination-model`; its card is PAGINATION_MODEL.md.
+DEFAULT_MODEL = Path(__file__).with_name("pagination_default.pt")
+
+
+def load_tagger(path: Path | None = None) -> PaginationTagger:
+    """The model at path, or the default model shipped in the package."""
+    path = Path(path) if path else DEFAULT_MODEL
+    if not path.is_file():
+        raise FileNotFoundError(f"no pagination model at {path}"
+                                + (" (the package ships without its default model: run `make pagination-model`)"
+                                   if path == DEFAULT_MODEL else ""))
+    return PaginationTagger.load(path)
+
+
+def training_data(path: Path | None = None) -> dict:
+    """What a model file was trained on: {data: [dirs], languages: [...], pages: n} (empty when not recorded).
+    The shipped model records data folders relative to the data root (settings.data)."""
+    from infra.settings import get_settings
+
+    trained_on = dict(_read(Path(path) if path else DEFAULT_MODEL).get("trained_on") or {})
+    trained_on["data"] = [str(get_settings().data / folder) for folder in trained_on.get("data", [])]
+    return trained_on
+
+
+def model_name(path: Path | None = None) -> str:
+    """How tags name the model that made them: its file name and format version."""
+    return f"{Path(path).name if path else 'default'} v{FORMAT_VERSION}"

@@ -9,6 +9,10 @@ from pydantic import Field
 from schemas.base import Message
 
 
+# Fetches whose pages are listings to read: a source page, and the further pages of its list.
+LISTING_REASONS = ("source", "paginate")
+
+
 class CrawlScoped(Message):
     """A message about one crawl: which crawl, how deep this page is, and the crawl's budget."""
 
@@ -16,13 +20,15 @@ class CrawlScoped(Message):
     depth: int = 0
     max_depth: int = 50
     max_pages: int = 1000
+    # The listing page this message belongs to, for a source page and the pages of its pagination.
+    source_url: str | None = None
 
 
 class CrawlRequest(CrawlScoped):
     """A URL to fetch, with the crawl it belongs to and that crawl's budget."""
 
     url: str
-    # Why it is fetched: seed, bfs, discover, paginate, revisit.
+    # Why it is fetched: seed, bfs, source (a listing page to read), paginate (a further page of one), revisit.
     reason: str = "seed"
     referrer: str | None = None
     # Validators of the last fetch, for a conditional GET.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 from infra.settings import get_settings
+from models.pagination_features import FEATURE_GROUPS
 
 
 def _print_json(value: object) -> None:
@@ -88,8 +90,11 @@ def _crawl_and_report(seeds: list[str], args: argparse.Namespace) -> int:
     plan = CrawlPlan(
         seeds=seeds,
         max_pages=args.max_pages or settings.crawl_max_pages,
-        max_depth=args.depth if args.depth is not None else settings.crawl_max_depth,
+        # A source crawl follows pagination only: the BFS frontier plans nothing beyond the seeds.
+        max_depth=0 if getattr(args, "sources", False) else (
+            args.depth if args.depth is not None else settings.crawl_max_depth),
         time_limit=args.time_limit,
+        reason="source" if getattr(args, "sources", False) else "seed",
     )
     code, summary = run_crawl(plan, show_progress=not args.json and sys.stderr.isatty())
     if args.json:
@@ -100,6 +105,9 @@ def _crawl_and_report(seeds: list[str], args: argparse.Namespace) -> int:
         print(f"  by status: {summary['by_status']}")
         print(f"  errors:    {summary['errors'] or 'none'}")
         print(f"  fetch latency p50/p99: {summary['fetch_ms_p50']} / {summary['fetch_ms_p99']} ms")
+        if summary["pages_tagged"]:
+            print(f"  pagination: {summary['pages_tagged']} listing pages tagged, "
+                  f"{summary['multipage_sources']} multi-page sources")
     return code if summary else (code or 1)
 
 
@@ -205,52 +213,112 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pagination_pages(args: argparse.Namespace) -> list:
-    from models.pagination_data import load_pages
+def _pagination_pages(folders: list[str], languages: list[str] | None = None) -> list:
+    from models.pagination_data import load_folders
 
-    pages = [page for folder in args.data for page in load_pages(Path(folder))]
-    if args.language:
-        pages = [page for page in pages if page.language in args.language]
+    pages = load_folders([Path(folder) for folder in folders])
+    if languages:
+        pages = [page for page in pages if page.language in languages]
     if not pages:
-        raise SystemExit("error: no usable pages in " + ", ".join(args.data))
+        raise SystemExit("error: no usable pages in " + ", ".join(folders))
     return pages
 
 
-def cmd_train(args: argparse.Namespace) -> int:
-    from models.pagination_tagger import train
+def _relative_to_data(folder: str) -> str:
+    """A data folder as a model file records it: relative to settings.data when inside it (so the shipped
+    model's record holds on any machine), else absolute."""
+    path = Path(folder).resolve()
+    try:
+        return str(path.relative_to(get_settings().data.resolve()))
+    except ValueError:
+        return str(path)
 
-    pages = _pagination_pages(args)
-    model = train(pages, epochs=args.epochs,
-                  progress=lambda epoch, total, loss: print(f"epoch {epoch}/{total} loss {loss:.3f}", file=sys.stderr))
-    model.save(Path(args.out))
+
+def _model_options(args: argparse.Namespace) -> dict:
+    options = {"encoder": None if args.encoder == "none" else args.encoder, "ablate": args.ablate or []}
+    return options | ({"epochs": args.epochs} if args.epochs else {})
+
+
+@contextlib.contextmanager
+def _progress_bar(what: str, total: int):
+    """A progress bar on stderr (when it is a terminal); yields advance(note) for each step done."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), disable=not sys.stderr.isatty(), transient=True) as bar:
+        task = bar.add_task("", total=total)
+        yield lambda note="": bar.update(task, advance=1, description=note)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from models.pagination_tagger import EPOCHS, train
+
+    pages = _pagination_pages(args.data, args.language)
+    options = _model_options(args)
+    with _progress_bar("training", options.get("epochs", EPOCHS)) as advance:
+        model = train(pages, progress=lambda epoch, total, loss: advance(f"loss {loss:.3f}"), **options)
+    model.save(Path(args.out), trained_on={"data": [_relative_to_data(folder) for folder in args.data],
+                                           "languages": args.language or [], "pages": len(pages)})
     print(f"trained on {len(pages)} pages → {args.out}")
     return 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from models.pagination_eval import cross_validate, evaluate_held_out
-    from models.pagination_tagger import PaginationTagger
+    from models.pagination_eval import cross_validate, evaluate_held_out, zero_shot
+    from models.pagination_tagger import ModelVersionError, load_tagger, training_data
 
-    pages = _pagination_pages(args)
+    pages = _pagination_pages(args.data, args.language)
+    baseline = args.baseline == "autopager"
+    options = _model_options(args)
     if args.folds:
-        result = cross_validate(pages, args.folds, epochs=args.epochs,
-                                progress=lambda line: print(line, file=sys.stderr))
-    elif args.model:
-        result = evaluate_held_out(PaginationTagger.load(Path(args.model)), pages)
+        with _progress_bar("cross-validating", args.folds) as advance:
+            result = cross_validate(pages, args.folds, baseline=baseline, progress=advance, **options)
+    elif args.train_language:
+        result = zero_shot(pages, args.train_language, baseline=baseline, **options)
     else:
-        print("error: no trained default model ships yet: pass --folds K for cross-validation or --model PATH",
-              file=sys.stderr)
-        return 2
+        model_path = Path(args.model) if args.model else None
+        try:
+            model = load_tagger(model_path)
+        except (FileNotFoundError, ModelVersionError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        trained_on = training_data(model_path) if baseline else None
+        result = evaluate_held_out(model, pages, _pagination_pages(trained_on["data"], trained_on["languages"])
+                                   if trained_on else None)
     if args.json:
         _print_json(result)
-    else:
-        print(result["protocol"])
+        return 0
+    print(result["protocol"])
+    for name, figures in (("sourcewatch", result), ("autopager", result.get("baseline"))):
+        if figures is None:
+            continue
+        print(f"  {name}:")
         for kind in ("micro", "macro"):
-            figures = result[kind]
-            print(f"  {kind}: PAGE {figures['PAGE']['f1']:.3f}  NEXT {figures['NEXT']['f1']:.3f}  "
-                  f"avg {figures['avg_f1']:.3f}")
-        print(f"  macro over paginated pages only: avg {result['macro_paginated_only']['avg_f1']:.3f}")
-        print(f"  {result['pages']} pages, {result['nodes']} nodes")
+            print(f"    {kind}: PAGE {figures[kind]['PAGE']['f1']:.3f}  NEXT {figures[kind]['NEXT']['f1']:.3f}  "
+                  f"avg {figures[kind]['avg_f1']:.3f}")
+        print(f"    macro over paginated pages only: avg {figures['macro_paginated_only']['avg_f1']:.3f}")
+        if "by_language" in figures:
+            languages = "  ".join(f"{lang} {f1:.3f}" for lang, f1 in figures["by_language"].items())
+            print(f"    by language (macro avg): {languages}  mean {figures['by_language_mean']:.3f}")
+    print(f"  {result['pages']} pages, {result['nodes']} nodes")
+    return 0
+
+
+def cmd_tag(args: argparse.Namespace) -> int:
+    from models.pagination_tagger import ModelVersionError
+    from streams.tag import TagInputError, tag_target
+
+    try:
+        tags = tag_target(args.target, get_settings(), Path(args.model) if args.model else None)
+    except (TagInputError, FileNotFoundError, ModelVersionError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json(tags.model_dump(mode="json", include={"final_url", "model", "nodes", "links", "tagging_ms"}))
+        return 0
+    print(f"{tags.final_url}: {tags.nodes} clickable nodes, {len(tags.links)} pagination links ({tags.model})")
+    for link in tags.links:
+        print(f"  {link.label:<4}  {link.text[:40]!r:<42} {link.url or '(no link)'}")
     return 0
 
 
@@ -335,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--until-idle", action="store_true",
                        help="run until the pipeline is idle (the default; kept for scripts that say so)")
     crawl.add_argument("--time-limit", type=float, help="stop after this many seconds even if pages remain")
+    crawl.add_argument("--sources", action="store_true",
+                       help="the seeds are source (listing) pages: tag their pagination and follow it "
+                            "(settings.pagination_max_pages per source), no breadth-first crawl")
     crawl.add_argument("--allow-loopback", action="store_true", help="allow fetching 127.0.0.0/8 (local snapshots)")
     crawl.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     crawl.set_defaults(func=cmd_crawl)
@@ -381,14 +452,27 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--data", nargs="+", required=True, metavar="DIR",
                              help="AutoPager/PRNSM folders, e.g. <data>/pagination/prnsm")
         command.add_argument("--language", nargs="*", help="keep only pages in these languages (e.g. en)")
-        command.add_argument("--epochs", type=int, default=12)
+        command.add_argument("--epochs", type=int, help="training epochs (default: the trainer's)")
+        command.add_argument("--encoder", choices=["use", "laser", "e5", "none"], default="use",
+                             help="pretrained text encoder beside the text n-grams (default use)")
+        command.add_argument("--ablate", nargs="*", choices=FEATURE_GROUPS, help="leave these feature groups out")
         if name == "train":
             command.add_argument("--out", required=True, help="model file to write")
         else:
             command.add_argument("--folds", type=int, help="domain-grouped cross-validation with K folds")
-            command.add_argument("--model", help="evaluate this model file on the data (held out)")
+            command.add_argument("--train-language", nargs="+", metavar="LANG",
+                                 help="zero-shot: train on these languages, test on every other")
+            command.add_argument("--model", help="held-out: evaluate this model file (default: the shipped one)")
+            command.add_argument("--baseline", choices=["autopager"], help="also train and score AutoPager")
             command.add_argument("--json", action="store_true")
         command.set_defaults(func=func)
+
+    tag = commands.add_parser("tag", help="print the pagination links (PAGE, NEXT) of one page")
+    tag.add_argument("target", metavar="URL|FILE", help="a page URL (fetched politely) or an HTML file")
+    tag.add_argument("--model", help="pagination model file (default: the model shipped in the package)")
+    tag.add_argument("--allow-loopback", action="store_true", help="allow fetching 127.0.0.0/8")
+    tag.add_argument("--json", action="store_true")
+    tag.set_defaults(func=cmd_tag)
 
     sql = commands.add_parser("sql", help="run a ClickHouse query (tables: fetches, links, metrics, …)")
     sql.add_argument("query")

@@ -24,6 +24,9 @@ class CrawlPlan:
     max_depth: int
     # Stop after this many seconds even if pages remain (None: run until idle).
     time_limit: float | None = None
+    # "seed": crawl from the seeds breadth-first; "source": the seeds are listing pages whose pagination
+    # is tagged and followed.
+    reason: str = "seed"
 
 
 def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
@@ -34,7 +37,8 @@ def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
             raise ValueError(f"not an absolute http(s) URL: {seed!r}")
         requests.append(
             CrawlRequest(site=site_of(url), url=url, crawl_id=crawl_id, max_depth=plan.max_depth,
-                         max_pages=plan.max_pages, reason="seed")
+                         max_pages=plan.max_pages, reason=plan.reason,
+                         source_url=url if plan.reason == "source" else None)
         )
     return requests
 
@@ -54,6 +58,9 @@ async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out
         f"quantile(0.99)(dateDiff('millisecond', fetched_at, ingested_at)) FROM fetches WHERE {where}"
     )
     _, links = await clickhouse.query_async(f"SELECT count(), uniqExact(url) FROM links WHERE {where}")
+    _, pagination = await clickhouse.query_async(
+        f"SELECT uniqExact(page_url), uniqExactIf(source_url, page_url != source_url), "
+        f"countIf(label IN ('PAGE', 'NEXT')) FROM pagination WHERE {where}")
     rows = sum(row[2] for row in by_status)
     statuses: dict[str, int] = {}
     errors: dict[str, int] = {}
@@ -74,6 +81,9 @@ async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out
         "errors": errors,
         "links_found": links[0][0],
         "unique_links": links[0][1],
+        "pages_tagged": pagination[0][0],
+        "multipage_sources": pagination[0][1],
+        "pagination_links": pagination[0][2],
         "fetch_ms_p50": p50,
         "fetch_ms_p99": p99,
         "fetch_to_clickhouse_ms_p50": sink_p50,

@@ -21,12 +21,19 @@ class CrawlProgress:
     pages_parsed: int = 0
     link_sets_sent: int = 0
     link_sets_planned: int = 0
+    # Fetched source/listing pages, and those the pagination tagger has looked at.
+    pages_to_tag: int = 0
+    pages_tagged: int = 0
+    tag_sets_sent: int = 0
+    tag_sets_followed: int = 0
     fetch_rows_written: int = 0
 
     def idle(self) -> bool:
         return (
             self.requests_sent == self.pages_fetched == self.pages_parsed
             and self.link_sets_sent == self.link_sets_planned
+            and self.pages_to_tag == self.pages_tagged
+            and self.tag_sets_sent == self.tag_sets_followed
         )
 
 

@@ -192,6 +192,7 @@ class Fetcher:
             "depth": request.depth,
             "max_depth": request.max_depth,
             "max_pages": request.max_pages,
+            "source_url": request.source_url,
             "reason": request.reason,
             "redirects": redirects,
         }

@@ -24,6 +24,17 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
         "harvest_rate": summary["metrics"]["harvest_rate"],
         "source_pages_reached": summary["bfs_source_pages_reached"],
         "unit_cost": summary["metrics"]["unit_cost"],
+        "pagination_recall": summary["pagination"]["pagination_recall"],
+        "pagination_precision": summary["pagination"]["pagination_precision"],
     }
+    # Phase 2 read the reached source pages and followed their pagination through Kafka.
+    reading = summary["pagination"]
+    assert reading["sources_read"] == summary["bfs_source_pages_reached"]
+    assert reading["pages_tagged"] >= reading["sources_read"] and reading["multipage_sources"] > 0
+    assert reading["pagination_recall"] > 0.5
+    # Every listing page fetched was tagged.
+    listings = cli_json(["sql", "SELECT uniqExact(final_url) AS n FROM fetches "
+                                f"WHERE crawl_id = '{reading['crawl_id']}' AND status = 200"], pipeline_env)
+    assert listings == [{"n": reading["pages_tagged"]}]
     streamed = cli_json(["sql", "SELECT sum(value) AS n FROM metrics WHERE name = 'pages_fetched'"], pipeline_env)
     assert streamed[0]["n"] == summary["pages_fetched"]

@@ -98,3 +98,31 @@ def test_flink_snapshot_is_crawled_whole(pipeline_env, data_dir, tmp_path):
     assert crawled == expected
     count = cli_json(["sql", "SELECT count() AS n FROM fetches"], pipeline_env)[0]["n"]
     assert count == summary["pages_fetched"]
+
+
+def _pagination_paths(site_dir: Path, source: str) -> set[str]:
+    manifest = json.loads((site_dir / "manifest.json").read_text())
+    return {"/" + entry["path"].removesuffix("index.html") for entry in manifest["pagination"] if entry["of"] == source}
+
+
+@pytest.mark.data
+def test_flink_posts_pagination_is_followed_to_its_end_through_kafka(pipeline_env, data_dir):
+    site_dir = data_dir / "sites" / "flink-apache-org"
+    expected = _pagination_paths(site_dir, "posts/index.html")
+    assert len(expected) == 23  # /posts/ and its pages 2…24
+    env = pipeline_env | {"SOURCEWATCH_PAGINATION_MAX_PAGES": "40"}
+    with serving_sites([site_dir], env=env) as homepages:
+        source = homepages["flink-apache-org"].rstrip("/") + "/posts/"
+        summary = cli_json(["crawl", "--sources", "--seeds", source], env)
+        followed = cli_json(["sql", "SELECT url FROM fetches WHERE reason = 'paginate' AND status = 200"], env)
+        assert expected <= {urlsplit(row["url"]).path for row in followed}
+        assert summary["multipage_sources"] == 1
+        assert summary["pages_tagged"] == summary["pages_ok"]
+        # No BFS: every fetch is the source page or a page of its list.
+        reasons = cli_json(["sql", "SELECT DISTINCT reason FROM fetches"], env)
+        assert {row["reason"] for row in reasons} == {"source", "paginate"}
+        # The default budget: 10 pages of the list, the source page included.
+        budgeted = cli_json(["crawl", "--sources", "--seeds", source], pipeline_env)
+        assert budgeted["pages_fetched"] == 10
+    tagged = cli_json(["sql", "SELECT sum(value) AS n FROM metrics WHERE name = 'pages_tagged'"], env)
+    assert tagged[0]["n"] == summary["pages_tagged"] + budgeted["pages_tagged"]

@@ -54,5 +54,5 @@ def test_a_model_of_another_format_version_is_refused(trained, tmp_path):
     saved = torch.load(path, weights_only=True)
     saved["format_version"] = 0
     torch.save(saved, path)
-    with pytest.raises(ModelVersionError, match="format 0; this code reads 1"):
+    with pytest.raises(ModelVersionError, match="format 0; this code reads 2"):
         PaginationTagger.load(path)

@@ -1,0 +1,131 @@
+"""Stage `tag_pagination`'s core: tag a listing page's pagination and choose the next pages of the list.
+
+`tag_pages` runs the tagger over a batch of fetched pages and turns the PAGE and
+NEXT nodes into absolute links. `PaginationFollower` decides which of them to
+fetch: same-site targets only, NEXT before PAGE, each URL once per list, at most
+`max_pages` pages per source page (the source page included), and nothing from
+a page whose content repeats an earlier page of the same list — the sign of a
+pagination trap (`?page=999` answering with the last page again, a calendar
+that pages forever through empty months, a session id in every link). URLs
+longer than MAX_URL_CHARS are traps too. In the worker its three mappings are
+Faust tables keyed within the site's partition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import MutableMapping, Sequence
+
+import lxml.html
+
+from agents.links import normalize_space, resolve_href
+from models.dom import parse_html
+from models.pagination_tagger import PaginationTagger
+from schemas.base import derived_event_id
+from schemas.crawl import CrawlRequest, PageFetched
+from schemas.pagination import PaginationTags, TaggedLink
+from schemas.sites import site_of
+
+MAX_URL_CHARS = 1000
+DATA_TARGETS = ("data-href", "data-url", "data-page-url")
+FOLLOW_ORDER = ("NEXT", "PAGE")
+
+
+def _target(node: lxml.html.HtmlElement) -> str:
+    """Where a pagination node leads: its href, or — for script-driven pagers whose href is a fragment or
+    `javascript:` (and for buttons) — the URL they keep in a data attribute."""
+    href = (node.get("href") or "").strip()
+    if href and not href.startswith(("#", "javascript:")):
+        return href
+    return next((node.get(name).strip() for name in DATA_TARGETS if (node.get(name) or "").strip()), "")
+
+
+def _tagged_links(labelled: list[tuple[lxml.html.HtmlElement, str]], base_url: str) -> list[TaggedLink]:
+    links = []
+    for node, label in labelled:
+        if label == "OTHER":
+            continue
+        href = _target(node)
+        url = resolve_href(base_url, href) if href else None
+        links.append(TaggedLink(url=url or "", text=normalize_space(node.text_content() or "")[:200], label=label))
+    return links
+
+
+def content_digest(root: lxml.html.HtmlElement | None, links: Sequence[TaggedLink]) -> str:
+    """A digest of a page's text without its pagination, equal for two pages that list the same items."""
+    if root is None:
+        return ""
+    pagination_text = {link.text for link in links}
+    texts = [text for text in (normalize_space(t) for t in root.itertext()) if text and text not in pagination_text]
+    return hashlib.blake2b("\n".join(texts).encode("utf-8"), digest_size=12).hexdigest()
+
+
+def tag_pages(model: PaginationTagger, model_name: str, pages: Sequence[PageFetched]) -> list[PaginationTags]:
+    """The pagination of each fetched page (one batch through the model)."""
+    started = time.monotonic()
+    roots = [parse_html(page.body) for page in pages]
+    labelled = model.label_nodes(roots, [page.final_url for page in pages])
+    per_page_ms = (time.monotonic() - started) * 1000 / max(len(pages), 1)
+    tagged = []
+    for page, root, nodes in zip(pages, roots, labelled):
+        links = _tagged_links(nodes, page.final_url)
+        tagged.append(PaginationTags(
+            event_id=derived_event_id(page.event_id, "pagination"), site=page.site, crawl_id=page.crawl_id,
+            depth=page.depth, max_depth=page.max_depth, max_pages=page.max_pages,
+            source_url=page.source_url or page.url, page_url=page.url, final_url=page.final_url,
+            model=model_name, nodes=len(nodes), links=links, content_digest=content_digest(root, links),
+            tagging_ms=round(per_page_ms, 2),
+        ))
+    return tagged
+
+
+def _key(crawl_id: str, source: str, item: str = "") -> str:
+    return f"{crawl_id}\x00{source}\x00{item}"
+
+
+class PaginationFollower:
+    def __init__(self, seen: MutableMapping[str, int], planned: MutableMapping[str, int],
+                 fingerprints: MutableMapping[str, int], max_pages: int) -> None:
+        # Per crawl and source page — seen: URL → 1; planned: pages of the list planned so far;
+        # fingerprints: content digest → 1.
+        self.seen = seen
+        self.planned = planned
+        self.fingerprints = fingerprints
+        self.max_pages = max_pages
+
+    def next_requests(self, tags: PaginationTags) -> tuple[list[CrawlRequest], str]:
+        """The further pages of the list to fetch, and why no more were taken ('' when none was refused)."""
+        source = tags.source_url or tags.page_url
+        for url in (tags.page_url, tags.final_url):
+            self.seen[_key(tags.crawl_id, source, url)] = 1
+        if tags.content_digest:
+            digest = _key(tags.crawl_id, source, tags.content_digest)
+            if digest in self.fingerprints:
+                return [], "repeated_content"
+            self.fingerprints[digest] = 1
+        planned = self.planned.get(_key(tags.crawl_id, source)) or 1  # the source page is the list's first page
+        requests: list[CrawlRequest] = []
+        stop = ""
+        candidates = sorted(tags.links, key=lambda link: FOLLOW_ORDER.index(link.label))
+        for link in candidates:
+            if not link.url or _key(tags.crawl_id, source, link.url) in self.seen:
+                continue
+            if site_of(link.url) != tags.site:
+                stop = stop or "other_site"
+                continue
+            if len(link.url) > MAX_URL_CHARS:
+                stop = stop or "url_too_long"
+                continue
+            if planned >= self.max_pages:
+                stop = "page_budget"
+                break
+            self.seen[_key(tags.crawl_id, source, link.url)] = 1
+            planned += 1
+            requests.append(CrawlRequest(
+                event_id=derived_event_id(tags.event_id, link.url), site=tags.site, url=link.url,
+                crawl_id=tags.crawl_id, depth=tags.depth + 1, max_depth=tags.max_depth, max_pages=tags.max_pages,
+                source_url=source, reason="paginate", referrer=tags.final_url,
+            ))
+        self.planned[_key(tags.crawl_id, source)] = planned
+        return requests, stop

@@ -1,0 +1,68 @@
+"""Stages `tag_pagination` (pages.fetched → pagination.tags) and `follow_pagination` (→ crawl.requests).
+
+Only source pages and the further pages of their lists are tagged (reasons in
+LISTING_REASONS). Tagging is stateless and runs in batches off the event loop,
+so the worker keeps heartbeating while the model works. Following is stateful
+and handles one event at a time, because its tables write their changelog to
+the partition of the event being processed (the site's), like the BFS
+frontier's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import faust
+
+from agents.links import is_html
+from agents.pagination import PaginationFollower, tag_pages
+from models.pagination_tagger import load_tagger, model_name
+from schemas.crawl import LISTING_REASONS
+from streams import metrics, progress
+from streams.app import app, settings
+from streams.deadletters import decode_events
+from streams.topics import send, topic
+
+TAG_BATCH = 16
+_TABLE_OPTIONS = dict(
+    partitions=settings.topic_partitions,
+    schema=faust.Schema(key_type=str, value_type=int, key_serializer="json", value_serializer="json"),
+)
+seen_pages = app.Table("pagination-seen", **_TABLE_OPTIONS)
+pages_planned = app.Table("pagination-planned", **_TABLE_OPTIONS)
+content_digests = app.Table("pagination-digests", **_TABLE_OPTIONS)
+
+
+@app.agent(topic("pages.fetched"))
+async def tag_pagination(stream):
+    model = load_tagger(settings.pagination_model)
+    name = model_name(settings.pagination_model)
+    loop = asyncio.get_running_loop()
+    async for events in stream.take_events(TAG_BATCH, within=0.1):
+        pages = [page for page in await decode_events("pages.fetched", events) if page.reason in LISTING_REASONS]
+        listings = [page for page in pages if page.ok and is_html(page)]
+        if listings:
+            for tags in await loop.run_in_executor(None, tag_pages, model, name, listings):
+                metrics.count("pages_tagged", "tag_pagination")
+                metrics.count("tagging_ms", "tag_pagination", tags.tagging_ms)
+                progress.of(tags.crawl_id).tag_sets_sent += 1
+                await send("pagination.tags", tags)
+        for page in pages:
+            progress.of(page.crawl_id).pages_tagged += 1
+
+
+@app.agent(topic("pagination.tags"))
+async def follow_pagination(stream):
+    follower = PaginationFollower(seen_pages, pages_planned, content_digests, settings.pagination_max_pages)
+    async for event in stream.events():
+        for tags in await decode_events("pagination.tags", [event]):
+            requests, stop = follower.next_requests(tags)
+            if requests and tags.depth == 0:
+                metrics.count("multipage_sources", "follow_pagination")
+            if stop:
+                metrics.count("pagination_stops", "follow_pagination", reason=stop)
+            crawl = progress.of(tags.crawl_id)
+            for request in requests:
+                crawl.requests_sent += 1
+                await send("crawl.requests", request)
+            crawl.tag_sets_followed += 1
