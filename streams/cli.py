@@ -183,6 +183,17 @@ def cmd_simweb(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.kind == "tag":
+        from models.pagination_eval import tagging_throughput
+        from models.pagination_tagger import load_tagger
+
+        folders = args.data or [str(get_settings().data / "pagination" / "prnsm")]
+        result = tagging_throughput(load_tagger(Path(args.model) if args.model else None),
+                                    _pagination_pages(folders), args.runs)
+        _print_json(result) if args.json else print(
+            f"tagged {result['pages']} pages ({result['nodes']} nodes) in {result['seconds_median']} s (median of "
+            f"{result['runs']}): {result['pages_per_s']} pages/s, {result['nodes_per_s']} nodes/s")
+        return 0
     if args.kind == "crawl":
         from streams.bench import bench_crawl, print_table
 
@@ -309,7 +320,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     from streams.tag import TagInputError, tag_target
 
     try:
-        tags = tag_target(args.target, get_settings(), Path(args.model) if args.model else None)
+        tags = tag_target(args.target, get_settings(), Path(args.model) if args.model else None, args.base_url)
     except (TagInputError, FileNotFoundError, ModelVersionError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -435,8 +446,11 @@ def build_parser() -> argparse.ArgumentParser:
     simweb.set_defaults(func=cmd_simweb)
 
     bench = commands.add_parser("bench", help="benchmarks: `bench crawl` compares the pipeline with Scrapy")
-    bench.add_argument("kind", choices=["crawl", "fetch-parse", "scrapy"],
-                       help="crawl: the side-by-side table; fetch-parse / scrapy: one run of that crawler alone")
+    bench.add_argument("kind", choices=["crawl", "fetch-parse", "scrapy", "tag"],
+                       help="crawl: the side-by-side table; fetch-parse / scrapy: one run of that crawler alone; "
+                            "tag: pagination tagging throughput")
+    bench.add_argument("--data", nargs="+", metavar="DIR", help="pagination data to tag (tag; default <data>/pagination/prnsm)")
+    bench.add_argument("--model", help="pagination model (tag; default: the shipped one)")
     bench.add_argument("--sites", type=int, default=30, help="simulated sites (crawl; default 30)")
     bench.add_argument("--seed", type=int, default=42)
     bench.add_argument("--runs", type=int, default=3, help="runs per configuration (default 3)")
@@ -471,6 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
     tag.add_argument("target", metavar="URL|FILE", help="a page URL (fetched politely) or an HTML file")
     tag.add_argument("--model", help="pagination model file (default: the model shipped in the package)")
     tag.add_argument("--allow-loopback", action="store_true", help="allow fetching 127.0.0.0/8")
+    tag.add_argument("--base-url", help="for a FILE: the URL its links resolve against (default: its canonical "
+                                        "link or <base>, else links stay unresolved)")
     tag.add_argument("--json", action="store_true")
     tag.set_defaults(func=cmd_tag)
 

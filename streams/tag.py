@@ -10,6 +10,7 @@ from agents.fetching.fetcher import Fetcher
 from agents.links import canonical_url
 from agents.pagination import tag_pages
 from infra.settings import Settings
+from models.dom import parse_html
 from models.pagination_tagger import load_tagger, model_name
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.pagination import PaginationTags
@@ -20,12 +21,20 @@ class TagInputError(RuntimeError):
     """The page could not be read or fetched; the message says why."""
 
 
-def _page_from_file(path: Path) -> PageFetched:
+def _canonical_link(body: str) -> str | None:
+    root = parse_html(body)
+    hrefs = root.xpath("//link[@rel='canonical']/@href | //base/@href") if root is not None else []
+    return next((href.strip() for href in hrefs if href.strip().startswith(("http://", "https://"))), None)
+
+
+def _page_from_file(path: Path, base_url: str | None) -> PageFetched:
+    """A saved page; its links resolve against base_url, else the page's canonical link or <base>, else
+    they stay unresolved (a file: URL is not crawlable)."""
     raw = path.read_bytes()
     if looks_binary(raw):
         raise TagInputError(f"{path} is not a text page (binary content)")
     body, encoding = decode_body(raw)
-    url = path.resolve().as_uri()
+    url = base_url or _canonical_link(body) or path.resolve().as_uri()
     return PageFetched(site="file", crawl_id="tag", url=url, final_url=url, status=200, body=body,
                        encoding=encoding, content_type="text/html", reason="source")
 
@@ -39,7 +48,8 @@ async def _fetch(url: str, settings: Settings) -> PageFetched:
         await fetcher.close()
 
 
-def tag_target(target: str, settings: Settings, model_path: Path | None = None) -> PaginationTags:
+def tag_target(target: str, settings: Settings, model_path: Path | None = None,
+               base_url: str | None = None) -> PaginationTags:
     """The pagination of a page given by URL (fetched with the crawler's politeness) or by file path."""
     if target.startswith(("http://", "https://")):
         page = asyncio.run(_fetch(canonical_url(target), settings))
@@ -49,6 +59,6 @@ def tag_target(target: str, settings: Settings, model_path: Path | None = None) 
         path = Path(target)
         if not path.is_file():
             raise TagInputError(f"no such file: {target}")
-        page = _page_from_file(path)
+        page = _page_from_file(path, base_url)
     [tags] = tag_pages(load_tagger(model_path), model_name(model_path), [page])
     return tags
