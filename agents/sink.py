@@ -31,6 +31,14 @@ def store() -> ClickHouse:
     return clickhouse
 
 
+def close_store() -> None:
+    """Close the worker's ClickHouse client if it was opened (an embedded chDB stays locked to this
+    process until then, so another process could not open it after the worker stopped)."""
+    if store.cache_info().currsize:
+        store().close()
+        store.cache_clear()
+
+
 def _sink_agent(name: str, table: str) -> None:
     async def sink(stream):
         clickhouse = store()

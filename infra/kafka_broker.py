@@ -187,8 +187,7 @@ class LocalKafka:
             return
         cluster_id = (self.data_dir / "cluster.id")
         if not cluster_id.exists():
-            # Kafka cluster ids are 16 random bytes, base64url without padding (22 chars).
-            cluster_id.write_text(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))
+            cluster_id.write_text(new_cluster_id())
         result = subprocess.run(
             self._java("kafka.tools.StorageTool", "format", "-t", cluster_id.read_text().strip(), "-c", str(config)),
             capture_output=True,
@@ -252,6 +251,15 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
         pass
+
+
+def new_cluster_id() -> str:
+    """16 random bytes, base64url without padding (22 chars), as Kafka's own tool makes them — but never
+    starting with '-', which the storage tool's argument parser would read as an option (1 id in 64)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def bootstrap_address(settings: Settings) -> str:

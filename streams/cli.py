@@ -247,7 +247,8 @@ def _relative_to_data(folder: str) -> str:
 
 def _model_options(args: argparse.Namespace) -> dict:
     options = {"encoder": None if args.encoder == "none" else args.encoder, "ablate": args.ablate or []}
-    return options | ({"epochs": args.epochs} if args.epochs else {})
+    return options | ({"epochs": args.epochs} if args.epochs else {}) | (
+        {"seed": args.seed} if args.seed is not None else {})
 
 
 @contextlib.contextmanager
@@ -470,6 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--encoder", choices=["use", "laser", "e5", "none"], default="use",
                              help="pretrained text encoder beside the text n-grams (default use)")
         command.add_argument("--ablate", nargs="*", choices=FEATURE_GROUPS, help="leave these feature groups out")
+        command.add_argument("--seed", type=int, help="training seed (shuffling, dropout; default: the trainer's)")
         if name == "train":
             command.add_argument("--out", required=True, help="model file to write")
         else:

@@ -15,7 +15,7 @@ import json
 import urllib.request
 from dataclasses import dataclass
 
-from infra.processes import serve_in_child
+from infra.processes import run_to_completion, serve_in_child
 from streams.crawl import CrawlPlan, run_crawl
 
 # Per-site page budget of the BFS in the demo: enough to reach source pages 1–4 clicks deep.
@@ -87,8 +87,9 @@ def _fetched_urls(crawl_id: str) -> set[str]:
     return {row[0] for row in rows}
 
 
-def _read_sources(truth: dict, fetched: set[str], plan: DemoPlan, show_progress: bool) -> dict:
-    """Phase 2: read the reached source pages, following their pagination through Kafka.
+def _read_sources(truth: dict, fetched: set[str], plan: DemoPlan) -> dict:
+    """Phase 2: read the reached source pages, following their pagination through Kafka (a crawl of its
+    own, in a child process: phase 1's worker ran in this one).
 
     Until the source-page classifier exists, the reached source pages are picked with the simulated
     web's truth (an oracle stand-in, reported as such); everything after the pick is the real pipeline."""
@@ -96,15 +97,17 @@ def _read_sources(truth: dict, fetched: set[str], plan: DemoPlan, show_progress:
 
     reached = [source["url"] for site in truth.values() for source in site["source_pages"]
                if source["url"] in fetched]
+    selection = "oracle (simulated web truth) until the source-page classifier lands"
     if not reached:
-        return {"source_selection": "oracle", "sources_read": 0}
-    code, crawl = run_crawl(CrawlPlan(reached, 1, 0, plan.duration, reason="source"), show_progress)
-    if not crawl:
-        return {"source_selection": "oracle", "sources_read": len(reached), "error": f"exit {code}"}
+        return {"source_selection": selection, "sources_read": 0}
+    try:
+        crawl = run_to_completion(["crawl", "--sources", "--time-limit", str(plan.duration), "--seeds", *reached],
+                                  timeout=plan.duration + 120)
+    except RuntimeError as error:
+        return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
     figures = evaluate_pagination(truth, reached, _fetched_urls(crawl["crawl_id"]),
                                   get_settings().pagination_max_pages)
-    return {"source_selection": "oracle (simulated web truth) until the source-page classifier lands",
-            "sources_read": len(reached), "crawl_id": crawl["crawl_id"], "pages_tagged": crawl["pages_tagged"],
+    return {"source_selection": selection, "sources_read": len(reached), "crawl_id": crawl["crawl_id"], "pages_tagged": crawl["pages_tagged"],
             "multipage_sources": crawl["multipage_sources"], **figures}
 
 
@@ -123,7 +126,7 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
             return {"sites": plan.sites, "error": f"the crawl stopped before its summary (exit {code}: interrupted "
                                                   "or failed); what it fetched is in ClickHouse"}
         fetched = _fetched_urls(crawl["crawl_id"])
-        reading = _read_sources(truth, fetched, plan, show_progress)
+        reading = _read_sources(truth, fetched, plan)
     figures = evaluate_against_truth(truth, fetched, crawl["pages_fetched"])
     _write_metrics({**{k: figures[k] for k in ("harvest_rate", "unit_cost", "source_pages_reached")},
                     **{k: reading.get(k) for k in ("pagination_recall", "pagination_precision")}}, crawl["crawl_id"])

@@ -70,5 +70,8 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
     except SystemExit as exit_:
         code = int(exit_.code or 0)
     finally:
+        from agents.sink import close_store
+
+        close_store()
         release_chdb(settings.clickhouse_dsn, os.getpid())
     return 1 if failure else code
