@@ -80,16 +80,17 @@ class _Comparison:
         return result
 
 
-def cross_validate(pages: Sequence[LabelledPage], folds: int = 5, seed: int = 0, epochs: int = EPOCHS,
+def cross_validate(pages: Sequence[LabelledPage], folds: int = 5, fold_seed: int = 0, epochs: int = EPOCHS,
                    baseline: bool = False, progress: Progress | None = None, **hyper) -> dict:
+    """Domain-grouped K-fold CV; fold_seed shuffles the domains into folds, `hyper` goes to train()."""
     comparison = _Comparison(pages, baseline, **hyper)
-    for number, test in enumerate(domain_folds(pages, folds, seed), start=1):
+    for number, test in enumerate(domain_folds(pages, folds, fold_seed), start=1):
         held_out = set(test)
         comparison.split([i for i in range(len(pages)) if i not in held_out], test, epochs)
         if progress is not None:
             progress(f"fold {number}/{folds} done ({len(test)} pages held out)")
     return comparison.result(range(len(pages)),
-                             f"{folds}-fold cross-validation grouped by registered domain, seed {seed}")
+                             f"{folds}-fold cross-validation grouped by registered domain, fold seed {fold_seed}")
 
 
 def zero_shot(pages: Sequence[LabelledPage], train_languages: Sequence[str], epochs: int = EPOCHS,

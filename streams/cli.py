@@ -284,7 +284,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     options = _model_options(args)
     if args.folds:
         with _progress_bar("cross-validating", args.folds) as advance:
-            result = cross_validate(pages, args.folds, baseline=baseline, progress=advance, **options)
+            result = cross_validate(pages, args.folds, args.fold_seed, baseline=baseline, progress=advance,
+                                    **options)
     elif args.train_language:
         result = zero_shot(pages, args.train_language, baseline=baseline, **options)
     else:
@@ -472,6 +473,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="pretrained text encoder beside the text n-grams (default use)")
         command.add_argument("--ablate", nargs="*", choices=FEATURE_GROUPS, help="leave these feature groups out")
         command.add_argument("--seed", type=int, help="training seed (shuffling, dropout; default: the trainer's)")
+        if name == "eval":
+            command.add_argument("--fold-seed", type=int, default=0,
+                                 help="shuffles the domains into folds (default 0)")
         if name == "train":
             command.add_argument("--out", required=True, help="model file to write")
         else:

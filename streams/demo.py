@@ -107,7 +107,8 @@ def _read_sources(truth: dict, fetched: set[str], plan: DemoPlan) -> dict:
         return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
     figures = evaluate_pagination(truth, reached, _fetched_urls(crawl["crawl_id"]),
                                   get_settings().pagination_max_pages)
-    return {"source_selection": selection, "sources_read": len(reached), "crawl_id": crawl["crawl_id"], "pages_tagged": crawl["pages_tagged"],
+    return {"source_selection": selection, "sources_read": len(reached), "crawl_id": crawl["crawl_id"],
+            "pages_fetched": crawl["pages_fetched"], "pages_tagged": crawl["pages_tagged"],
             "multipage_sources": crawl["multipage_sources"], **figures}
 
 
@@ -167,7 +168,9 @@ def print_summary(summary: dict) -> None:
         f"  unit cost            {metrics['unit_cost']} fetches per source page reached",
     ]
     reading = summary["pagination"]
-    if reading.get("crawl_id"):
+    if "error" in reading:
+        lines.append(f"  pagination           reading the source pages failed: {reading['error']}")
+    elif reading.get("crawl_id"):
         lines.append(
             f"  pagination           {reading['sources_read']} source pages read ({reading['source_selection']}): "
             f"{reading['multipage_sources']} multi-page, {reading['list_pages_fetched']} of "

@@ -5,11 +5,12 @@ from datetime import UTC, datetime
 import pytest
 
 from agents.sink_rows import SINKS, rows_for
-from infra.clickhouse import ClickHouse
+from infra.clickhouse import MIGRATIONS, ClickHouse
 from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.links import Anchor, LinksScored, SourceFound
 from schemas.metrics import Metric
+from schemas.pagination import PaginationTags, TaggedLink
 from schemas.records import ChangesDetected, Record, RecordsExtracted
 from schemas.revisit import RevisitDecision
 
@@ -26,6 +27,11 @@ SAMPLES = {
     "changes.detected": ChangesDetected(site="e.org", page_url="https://e.org/events", new_records=[RECORD]),
     "revisit.decisions": RevisitDecision(site="e.org", page_url="https://e.org/events", tick_at=NOW,
                                          policy="rc-1h", fetch=True),
+    "pagination.tags": PaginationTags(site="e.org", crawl_id="c", source_url="https://e.org/events",
+                                      page_url="https://e.org/events?page=2", final_url="https://e.org/events?page=2",
+                                      model="default v2", nodes=40, links=[
+                                          TaggedLink(url="https://e.org/events", text="1", label="PAGE"),
+                                          TaggedLink(url="https://e.org/events?page=3", text="Next", label="NEXT")]),
     "metrics": Metric(site="worker-1", name="pages_fetched", value=3, stage="fetch", labels={"status": "200"}),
     "deadletter": DeadLetter(site="e.org", topic="pages.fetched", partition=0, offset=7, reason="bad"),
 }
@@ -34,7 +40,7 @@ SAMPLES = {
 @pytest.fixture(scope="module")
 def clickhouse(tmp_path_factory):
     store = ClickHouse(f"chdb://{tmp_path_factory.mktemp('chdb')}")
-    assert store.migrate() == [1]
+    assert store.migrate() == [version for version, _ in MIGRATIONS]
     assert store.migrate() == []  # idempotent
     yield store
     store.close()
@@ -48,3 +54,9 @@ def test_rows_insert_and_a_replay_does_not_double_count(clickhouse, topic):
     clickhouse.insert(table, rows)  # the same message delivered again
     _, counted = clickhouse.query(f"SELECT count() FROM {table}")
     assert counted == [[len(rows)]]
+
+
+def test_a_page_without_pagination_still_gets_a_row(clickhouse):
+    page = SAMPLES["pagination.tags"].model_copy(update={"links": [], "event_id": "no-pagination"})
+    table, rows = rows_for("pagination.tags", [page])
+    assert [row["label"] for row in rows] == ["NONE"]
