@@ -114,7 +114,7 @@ def evaluate_held_out(model: PaginationTagger, pages: Sequence[LabelledPage],
         autopager = AutoPagerBaseline.train(baseline_training)
         result["baseline"] = report(pages, autopager.predict([page.html for page in pages])) | {
             "name": AutoPagerBaseline.name}
-    result["protocol"] = "held-out: the given model on all the given pages"
+    result["protocol"] = "the given model on all the given pages"
     return result
 
 

@@ -295,9 +295,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except (FileNotFoundError, ModelVersionError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-        trained_on = training_data(model_path) if baseline else None
+        trained_on = training_data(model_path)
         result = evaluate_held_out(model, pages, _pagination_pages(trained_on["data"], trained_on["languages"])
-                                   if trained_on else None)
+                                   if baseline and trained_on.get("data") else None)
+        overlap = {str(Path(d).resolve()) for d in args.data} & {str(Path(d).resolve()) for d in trained_on["data"]}
+        if trained_on.get("languages") and args.language and not set(trained_on["languages"]) & set(args.language):
+            overlap = set()  # the same folders, but other languages than the model saw
+        result["protocol"] += (f" — NOT held out: the model was trained on {', '.join(sorted(overlap))}" if overlap
+                               else " (held out from the model's training data)")
     if args.json:
         _print_json(result)
         return 0

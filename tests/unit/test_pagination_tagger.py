@@ -56,3 +56,11 @@ def test_a_model_of_another_format_version_is_refused(trained, tmp_path):
     torch.save(saved, path)
     with pytest.raises(ModelVersionError, match="format 0; this code reads 2"):
         PaginationTagger.load(path)
+
+
+def test_huge_and_broken_pages_get_one_label_per_node(trained):
+    huge = "<html><body>" + "".join(f'<a href="/item/{i}">Item {i}</a>' for i in range(5000)) + "</body></html>"
+    broken = '<div><a href="/x?page=2">2</a><button class="next">Next<a href="/x?page=3">3</div></span><p><b>'
+    labels = trained.predict([huge, broken], ["https://site.example/list", ""])
+    assert len(labels[0]) == 5000 and set(labels[0]) <= {"OTHER", "PAGE", "NEXT"}
+    assert len(labels[1]) == 3
