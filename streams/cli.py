@@ -295,7 +295,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except (FileNotFoundError, ModelVersionError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-        trained_on = training_data(model_path)
+        trained_on = training_data(model)
         result = evaluate_held_out(model, pages, _pagination_pages(trained_on["data"], trained_on["languages"])
                                    if baseline and trained_on.get("data") else None)
         overlap = {str(Path(d).resolve()) for d in args.data} & {str(Path(d).resolve()) for d in trained_on["data"]}
