@@ -1,0 +1,184 @@
+"""MDR: mining the data regions of a page (Liu, Grossman & Zhai, KDD 2003), without per-site rules.
+
+A data region is a run of similar *generalized nodes* under one parent: each
+generalized node is 1…MAX_GENERALIZED adjacent sibling subtrees, and adjacent
+generalized nodes are similar when the normalized edit distance between their
+tag strings (pre-order tag names) is at most SIMILARITY_THRESHOLD. Each
+generalized node of a region is one data record; where a region's nodes are
+single rows whose own children are all alike (a grid of cards, a table row
+holding several items), the records are those children (MDR's record
+identification step).
+
+Efficiency: every subtree's tag string is computed once (memoized bottom-up,
+capped at TAG_STRING_CAP tokens), tag names are small integers, and the edit
+distance is RapidFuzz's C implementation over those integer sequences; pairs
+whose lengths already differ by more than the threshold allows are skipped
+without computing the distance (a length bound on the normalized distance).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import lxml.html
+from rapidfuzz.distance import Levenshtein
+
+MAX_GENERALIZED = 4
+SIMILARITY_THRESHOLD = 0.3
+TAG_STRING_CAP = 300
+# Share of class names two roots must have in common to count as built by one template.
+CLASS_AGREEMENT = 0.5
+# A row's children are records only when each has this much structure (see _row_children_are_records).
+MIN_CELL_TAGS = 4
+# Elements that never carry records, skipped in tag strings and as candidates.
+IGNORED_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "link", "meta", "br", "wbr", "head",
+                          "iframe", "input", "option", "select"})
+
+
+@dataclass(frozen=True)
+class DataRegion:
+    """One data region: its records, each a list of adjacent sibling elements."""
+
+    parent: lxml.html.HtmlElement
+    records: list[list[lxml.html.HtmlElement]]
+    # Number of sibling subtrees per generalized node (MDR's k).
+    span: int
+    # Whether the records are the children of the region's rows rather than the rows themselves.
+    from_rows: bool = False
+    texts: list[str] = field(default_factory=list)
+
+
+class TagStrings:
+    """Pre-order tag-name sequences of subtrees as integer tuples, computed once per element."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self.cache: dict[lxml.html.HtmlElement, tuple[int, ...]] = {}
+
+    def of(self, element: lxml.html.HtmlElement) -> tuple[int, ...]:
+        cached = self.cache.get(element)
+        if cached is not None:
+            return cached
+        sequence = [self.codes.setdefault(element.tag, len(self.codes))]
+        for child in element_children(element):
+            if len(sequence) >= TAG_STRING_CAP:
+                break
+            sequence.extend(self.of(child))
+        result = tuple(sequence[:TAG_STRING_CAP])
+        self.cache[element] = result
+        return result
+
+    def of_group(self, elements: list[lxml.html.HtmlElement]) -> tuple[int, ...]:
+        return tuple(code for element in elements for code in self.of(element))[:TAG_STRING_CAP * 2]
+
+    def alike(self, left: list[lxml.html.HtmlElement], right: list[lxml.html.HtmlElement]) -> bool:
+        """Two generalized nodes are alike when their roots share tags and class names (the site's template
+        says so) or their tag strings are similar (MDR's test, for pages without class names)."""
+        return all(map(self._same_classes, left, right)) or similar(self.of_group(left), self.of_group(right))
+
+    @staticmethod
+    def _same_classes(left: lxml.html.HtmlElement, right: lxml.html.HtmlElement) -> bool:
+        """Same tag, and class names that mostly agree (Jaccard ≥ CLASS_AGREEMENT; order ignored)."""
+        if left.tag != right.tag:
+            return False
+        a, b = set((left.get("class") or "").split()), set((right.get("class") or "").split())
+        return bool(a and b) and len(a & b) >= CLASS_AGREEMENT * len(a | b)
+
+
+def element_children(element: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The element children that can hold content (no comments, scripts, styles, form plumbing)."""
+    return [child for child in element if isinstance(child.tag, str) and child.tag not in IGNORED_TAGS]
+
+
+def similar(a: tuple[int, ...], b: tuple[int, ...], threshold: float = SIMILARITY_THRESHOLD) -> bool:
+    """Normalized edit distance (distance / longer length) of two tag strings ≤ threshold."""
+    longer = max(len(a), len(b))
+    if longer == 0:
+        return True
+    # The distance is at least the length difference: skip pairs that cannot be similar.
+    if abs(len(a) - len(b)) > threshold * longer:
+        return False
+    return Levenshtein.distance(a, b, score_cutoff=int(threshold * longer)) <= threshold * longer
+
+
+def _runs(children: list[lxml.html.HtmlElement], tags: TagStrings, span: int, start: int) -> Iterator[tuple[int, int]]:
+    """(first child index, number of generalized nodes) of each run of ≥ 2 similar adjacent generalized
+    nodes of `span` siblings, starting at child `start`."""
+    run_start, count = start, 1
+    position = start
+    while position + 2 * span <= len(children):
+        left, right = children[position:position + span], children[position + span:position + 2 * span]
+        if tags.alike(left, right):
+            count += 1
+        else:
+            if count >= 2:
+                yield run_start, count
+            run_start, count = position + span, 1
+        position += span
+    if count >= 2:
+        yield run_start, count
+
+
+def _regions_under(parent: lxml.html.HtmlElement, tags: TagStrings) -> list[tuple[int, int, int]]:
+    """MDR's region choice under one parent: (span, first child, generalized nodes) of non-overlapping runs,
+    those covering the most children first and, for about equal cover, the smaller span."""
+    children = element_children(parent)
+    if len(children) < 2:
+        return []
+    candidates = [(span, first, count)
+                  for span in range(1, min(MAX_GENERALIZED, len(children) // 2) + 1)
+                  for start in range(span)
+                  for first, count in _runs(children, tags, span, start)]
+    # Any run of alike single nodes is also a run of alike pairs, triples…, which may cover one node more
+    # at an edge: a larger span must cover more than that to win.
+    candidates.sort(key=lambda c: (-(c[0] * c[2] - c[0] * (c[0] - 1)), c[0], c[1]))
+    taken: list[tuple[int, int, int]] = []
+    covered: set[int] = set()
+    for span, first, count in candidates:
+        indices = set(range(first, first + span * count))
+        if indices & covered:
+            continue
+        covered |= indices
+        taken.append((span, first, count))
+    return taken
+
+
+def _row_children_are_records(rows: list[list[lxml.html.HtmlElement]], tags: TagStrings) -> bool:
+    """True when every row is one element whose ≥ 2 children are alike, structured and linked: records laid
+    out in rows (a grid of cards). Plain fields side by side — a table row's date, title and place — are not."""
+    if any(len(row) != 1 for row in rows):
+        return False
+    for (row,) in rows:
+        cells = element_children(row)
+        if len(cells) < 2:
+            return False
+        if any(len(tags.of(cell)) < MIN_CELL_TAGS or not _has_link(cell) for cell in cells):
+            return False
+        first = tags.of(cells[0])
+        if not all(similar(first, tags.of(cell)) for cell in cells[1:]):
+            return False
+    return True
+
+
+def _has_link(element: lxml.html.HtmlElement) -> bool:
+    return element.tag == "a" and bool(element.get("href")) or any(True for _ in element.iterfind(".//a[@href]"))
+
+
+def find_data_regions(root: lxml.html.HtmlElement) -> list[DataRegion]:
+    """Every data region of the page, in document order of their parents (unranked)."""
+    tags = TagStrings()
+    regions = []
+    body = root.find("body")
+    for parent in (body if body is not None else root).iter():
+        if not isinstance(parent.tag, str) or parent.tag in IGNORED_TAGS:
+            continue
+        children = element_children(parent)
+        for span, first, count in _regions_under(parent, tags):
+            records = [children[first + i * span:first + (i + 1) * span] for i in range(count)]
+            if _row_children_are_records(records, tags):
+                cells = [[cell] for (row,) in records for cell in element_children(row)]
+                regions.append(DataRegion(parent=parent, records=cells, span=1, from_rows=True))
+            else:
+                regions.append(DataRegion(parent=parent, records=records, span=span))
+    return regions
