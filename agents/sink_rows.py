@@ -11,7 +11,7 @@ from schemas.deadletter import DeadLetter
 from schemas.links import LinksScored, SourceFound
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
-from schemas.records import ChangesDetected, Record, RecordsExtracted
+from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.revisit import RevisitDecision
 
 Row = dict[str, Any]
@@ -56,19 +56,21 @@ def _pagination_rows(tags: PaginationTags) -> list[Row]:
     } for position, (url, text, label) in enumerate(links)]
 
 
-def _record_row(message: RecordsExtracted | ChangesDetected, position: int, record: Record) -> Row:
-    return {
-        "event_id": message.event_id, "position": position, "site": message.site, "page_url": message.page_url,
-        "item_url": record.item_url, "title": record.title, "date": record.date, "created_at": message.created_at,
-    }
+def _record_rows(record: RecordExtracted) -> list[Row]:
+    """One row per record; the records table keeps one row per (source, item) with its first and last sight."""
+    return [{
+        "site": record.site, "source_url": record.source_url or record.page_url, "item_url": record.item_url,
+        "title": record.title, "date": record.date, "snippet": record.snippet, "page_url": record.page_url,
+        "position": record.position, "first_seen": record.seen_at, "last_seen": record.seen_at,
+    }]
 
 
-def _records_rows(message: RecordsExtracted) -> list[Row]:
-    return [_record_row(message, i, record) | {"snippet": record.snippet} for i, record in enumerate(message.records)]
-
-
-def _changes_rows(message: ChangesDetected) -> list[Row]:
-    return [_record_row(message, i, record) for i, record in enumerate(message.new_records)]
+def _new_item_rows(item: ItemDiscovered) -> list[Row]:
+    return [{
+        "event_id": item.event_id, "site": item.site, "crawl_id": item.crawl_id,
+        "source_url": item.source_url or item.page_url, "page_url": item.page_url, "item_url": item.item_url,
+        "title": item.title, "date": item.date, "first_seen": item.first_seen, "created_at": item.created_at,
+    }]
 
 
 def _decision_rows(decision: RevisitDecision) -> list[Row]:
@@ -99,8 +101,8 @@ SINKS: dict[str, tuple[str, Callable[[Any], list[Row]]]] = {
     "links.scored": ("links", _link_rows),
     "sources.found": ("sources", _source_rows),
     "pagination.tags": ("pagination", _pagination_rows),
-    "records.extracted": ("records", _records_rows),
-    "changes.detected": ("changes", _changes_rows),
+    "records.extracted": ("records", _record_rows),
+    "changes.detected": ("changes", _new_item_rows),
     "revisit.decisions": ("revisit_decisions", _decision_rows),
     "metrics": ("metrics", _metric_rows),
     "deadletter": ("deadletters", _deadletter_rows),

@@ -3,7 +3,8 @@
 Every table is a ReplacingMergeTree ordered by the message's event id (and the
 row's position inside the message), read through a view with FINAL of the same
 name without `_store`: a redelivered or replayed message replaces its rows
-instead of adding to them, so counts never double.
+instead of adding to them, so counts never double. `records` aggregates
+instead (one row per item of a source page), with the same effect.
 
 Only one process may open a chDB directory. The worker's sink holds it while it
 runs and answers `sourcewatch sql` through its web server; otherwise the CLI
@@ -94,6 +95,38 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
                 ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
             ) {_KEYED.format(order="(event_id, position)")}""",
             "CREATE VIEW IF NOT EXISTS pagination AS SELECT * FROM pagination_store FINAL",
+        ],
+    ),
+    (
+        # Records become one row per item of a source page (first and last sight kept however often, and
+        # however many times replayed, it is read); new items carry their source and first sight. Nothing
+        # wrote the version-1 tables.
+        3,
+        [
+            "DROP VIEW IF EXISTS records",
+            "DROP TABLE IF EXISTS records_store",
+            "DROP VIEW IF EXISTS changes",
+            "DROP TABLE IF EXISTS changes_store",
+            """CREATE TABLE records_store (
+                site LowCardinality(String), source_url String, item_url String, title String,
+                date SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
+                snippet SimpleAggregateFunction(anyLast, String),
+                page_url SimpleAggregateFunction(anyLast, String),
+                position SimpleAggregateFunction(anyLast, UInt32),
+                first_seen SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
+                last_seen SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
+            ) ENGINE = AggregatingMergeTree ORDER BY (site, source_url, item_url, title)""",
+            """CREATE VIEW records AS SELECT site, source_url, item_url, title, anyLast(date) AS date,
+                anyLast(snippet) AS snippet, anyLast(page_url) AS page_url, anyLast(position) AS position,
+                min(first_seen) AS first_seen, max(last_seen) AS last_seen
+                FROM records_store GROUP BY site, source_url, item_url, title""",
+            f"""CREATE TABLE changes_store (
+                event_id String, site LowCardinality(String), crawl_id String, source_url String, page_url String,
+                item_url String, title String, date Nullable(DateTime64(3, 'UTC')),
+                first_seen DateTime64(3, 'UTC'), created_at DateTime64(3, 'UTC'),
+                ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            "CREATE VIEW changes AS SELECT * FROM changes_store FINAL",
         ],
     ),
 ]

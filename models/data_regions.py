@@ -27,6 +27,8 @@ from rapidfuzz.distance import Levenshtein
 MAX_GENERALIZED = 4
 SIMILARITY_THRESHOLD = 0.3
 TAG_STRING_CAP = 300
+# Odd sibling nodes (an ad, a header row) that may sit between two parts of one data region.
+MAX_INTERLOPERS = 2
 # Share of class names two roots must have in common to count as built by one template.
 CLASS_AGREEMENT = 0.5
 # A row's children are records only when each has this much structure (see _row_children_are_records).
@@ -165,6 +167,22 @@ def _has_link(element: lxml.html.HtmlElement) -> bool:
     return element.tag == "a" and bool(element.get("href")) or any(True for _ in element.iterfind(".//a[@href]"))
 
 
+def _merged(groups: list[list[list[lxml.html.HtmlElement]]], tags: TagStrings) -> list[list[list[lxml.html.HtmlElement]]]:
+    """Runs of one parent joined across at most MAX_INTERLOPERS odd nodes between them (an ad, a header
+    row) when their generalized nodes are alike: one region, not two fragments."""
+    ordered = sorted(groups, key=lambda records: records[0][0].getparent().index(records[0][0]))
+    merged = [ordered[0]] if ordered else []
+    for records in ordered[1:]:
+        last = merged[-1]
+        parent = last[-1][-1].getparent()
+        gap = parent.index(records[0][0]) - parent.index(last[-1][-1]) - 1
+        if len(records[0]) == len(last[0]) and gap <= MAX_INTERLOPERS and tags.alike(last[-1], records[0]):
+            merged[-1] = last + records
+        else:
+            merged.append(records)
+    return merged
+
+
 def find_data_regions(root: lxml.html.HtmlElement) -> list[DataRegion]:
     """Every data region of the page, in document order of their parents (unranked)."""
     tags = TagStrings()
@@ -174,11 +192,12 @@ def find_data_regions(root: lxml.html.HtmlElement) -> list[DataRegion]:
         if not isinstance(parent.tag, str) or parent.tag in IGNORED_TAGS:
             continue
         children = element_children(parent)
-        for span, first, count in _regions_under(parent, tags):
-            records = [children[first + i * span:first + (i + 1) * span] for i in range(count)]
+        runs = [[children[first + i * span:first + (i + 1) * span] for i in range(count)]
+                for span, first, count in _regions_under(parent, tags)]
+        for records in _merged(runs, tags):
             if _row_children_are_records(records, tags):
                 cells = [[cell] for (row,) in records for cell in element_children(row)]
                 regions.append(DataRegion(parent=parent, records=cells, span=1, from_rows=True))
             else:
-                regions.append(DataRegion(parent=parent, records=records, span=span))
+                regions.append(DataRegion(parent=parent, records=records, span=len(records[0])))
     return regions

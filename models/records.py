@@ -2,8 +2,9 @@
 
 `extract_records(root, url)` reads one page; `extract_list(pages)` reads the
 pages of one paginated list with one template (the region of the first page
-that has records fixes the parent's tag path and the record shape; later pages
-use their region that matches it) and keeps each item once.
+that has records fixes the parent's tag path and the records' tag and class;
+later pages use their region built the same way where they have one) and keeps
+each item once.
 
 Region ranking: MDR ranks regions by number of records × record size; here the
 size is the record's text length, a region only counts records with text,
@@ -17,7 +18,8 @@ e.g. two columns of results) gives way to the finer region.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urljoin, urlsplit
@@ -25,7 +27,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.etree
 import lxml.html
 
-from models.data_regions import DataRegion, TagStrings, find_data_regions, similar
+from models.data_regions import DataRegion, element_children, find_data_regions
 from models.record_dates import record_date
 
 SNIPPET_CHARS = 300
@@ -37,6 +39,7 @@ UNLINKED_WEIGHT = 0.5
 # A finer region inside a region's records replaces it when it holds this share of the region's text.
 WRAPPER_TEXT_SHARE = 0.5
 NAVIGATION_TAGS = frozenset({"nav", "header", "footer", "aside"})
+CONTENT_TAGS = frozenset({"main", "article"})
 NAVIGATION_ROLES = frozenset({"navigation", "banner", "contentinfo", "menu", "menubar"})
 INVISIBLE_TAGS = ("script", "style", "noscript", "template")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
@@ -54,13 +57,18 @@ class ExtractedRecord:
     text: str
 
 
+def record_key(record: ExtractedRecord) -> str:
+    """What identifies an item: its link and title (two events may link to one conference site)."""
+    return f"{record.item_url}\x00{record.title}"
+
+
 @dataclass
 class Extraction:
     """The records of a page (its main region) and what identifies that region's template."""
 
     records: list[ExtractedRecord] = field(default_factory=list)
-    # Tag path of the region's parent and the tag string of its first record (for multi-page alignment).
-    template_path: str = ""
+    # What identifies the region's template on the list's other pages (see _template).
+    template: str = ""
     # The largest and second-largest data regions' texts (features of the source-page classifier).
     region_texts: tuple[str, str] = ("", "")
     regions: int = 0
@@ -127,10 +135,7 @@ class _Candidate:
     texts: list[str]
     score: float
     elements: set[lxml.html.HtmlElement]
-
-    @property
-    def text_chars(self) -> int:
-        return sum(len(text) for text in self.texts)
+    text_chars: int
 
 
 def _has_item_link(elements: list[lxml.html.HtmlElement], base_url: str) -> bool:
@@ -139,9 +144,14 @@ def _has_item_link(elements: list[lxml.html.HtmlElement], base_url: str) -> bool
 
 
 def _in_navigation(element: lxml.html.HtmlElement) -> bool:
-    """Inside a page landmark that holds navigation, not content (nav, header, footer, aside)."""
-    return any(node.tag in NAVIGATION_TAGS or node.get("role") in NAVIGATION_ROLES
-               for node in (element, *element.iterancestors()))
+    """Inside a page landmark that holds navigation, not content (nav, header, footer, aside) — the nearest
+    landmark decides, because broken markup can put the page's main content inside its navigation."""
+    for node in (element, *element.iterancestors()):
+        if node.tag in CONTENT_TAGS or node.get("role") == "main":
+            return False
+        if node.tag in NAVIGATION_TAGS or node.get("role") in NAVIGATION_ROLES:
+            return True
+    return False
 
 
 def _candidate(region: DataRegion, base_url: str) -> _Candidate | None:
@@ -153,23 +163,25 @@ def _candidate(region: DataRegion, base_url: str) -> _Candidate | None:
     linked = sum(1 for nodes in records if _has_item_link(nodes, base_url)) / len(records)
     weight = 1.0 if linked >= LINKED_SHARE else UNLINKED_WEIGHT
     elements = {element for nodes in records for element in nodes}
-    return _Candidate(region, records, texts, sum(len(text) for text in texts) * weight, elements)
-
-
-def _inside(candidate: _Candidate, outer: _Candidate) -> bool:
-    """True when candidate's records lie inside one of outer's records."""
-    parent = candidate.region.parent
-    return parent in outer.elements or any(ancestor in outer.elements for ancestor in parent.iterancestors())
+    chars = sum(len(text) for text in texts)
+    return _Candidate(region, records, texts, chars * weight, elements, chars)
 
 
 def _without_wrappers(candidates: list[_Candidate]) -> list[_Candidate]:
-    kept = []
-    for outer in candidates:
-        finer = [inner for inner in candidates if inner is not outer and len(inner.records) > len(outer.records)
-                 and inner.text_chars >= WRAPPER_TEXT_SHARE * outer.text_chars and _inside(inner, outer)]
-        if not finer:
-            kept.append(outer)
-    return kept
+    """The candidates that are not wrappers of a finer candidate inside one of their records."""
+    owners: dict[lxml.html.HtmlElement, list[int]] = defaultdict(list)
+    for index, candidate in enumerate(candidates):
+        for element in candidate.elements:
+            owners[element].append(index)
+    wrappers: set[int] = set()
+    for inner in candidates:
+        parent = inner.region.parent
+        for ancestor in (parent, *parent.iterancestors()):
+            for index in owners.get(ancestor, ()):
+                outer = candidates[index]
+                if len(inner.records) > len(outer.records) and inner.text_chars >= WRAPPER_TEXT_SHARE * outer.text_chars:
+                    wrappers.add(index)
+    return [candidate for index, candidate in enumerate(candidates) if index not in wrappers]
 
 
 def tag_path(element: lxml.html.HtmlElement) -> str:
@@ -189,12 +201,16 @@ def _drop_invisible(root: lxml.html.HtmlElement) -> None:
             element.drop_tree()
 
 
-def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[_Candidate]:
+RegionFinder = Callable[[lxml.html.HtmlElement], list[DataRegion]]
+
+
+def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str,
+                      find_regions: RegionFinder = find_data_regions) -> list[_Candidate]:
     """The page's data regions, best first. Removes the page's invisible elements from `root`."""
     if root is None:
         return []
     _drop_invisible(root)
-    candidates = [c for region in find_data_regions(root) if (c := _candidate(region, base_url))]
+    candidates = [c for region in find_regions(root) if (c := _candidate(region, base_url))]
     return sorted(_without_wrappers(candidates), key=lambda c: -c.score)
 
 
@@ -204,64 +220,60 @@ def _extraction(candidates: list[_Candidate], chosen: _Candidate | None, base_ur
     if chosen is None:
         return Extraction(region_texts=(texts[0], texts[1]), regions=len(candidates))
     records = [build_record(nodes, base_url, position) for position, nodes in enumerate(chosen.records)]
-    return Extraction(records=records, template_path=tag_path(chosen.region.parent),
+    return Extraction(records=records, template=_template(chosen),
                       region_texts=(texts[0], texts[1]), regions=len(candidates))
 
 
-def extract_records(root: lxml.html.HtmlElement | None, base_url: str) -> Extraction:
-    """The records of one page's main data region; no records when the page has no repeated structure."""
-    candidates = ranked_candidates(root, base_url)
-    return _extraction(candidates, candidates[0] if candidates else None, base_url)
+def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str = "",
+                    find_regions: RegionFinder = find_data_regions) -> Extraction:
+    """The records of one page's main data region — the region built like `template` (from an earlier page
+    of the same list) where the page has one; no records when the page has no repeated structure."""
+    candidates = ranked_candidates(root, base_url, find_regions)
+    chosen = next((c for c in candidates if template and _template(c) == template), None)
+    return _extraction(candidates, chosen or (candidates[0] if candidates else None), base_url)
 
 
-def _matching(candidates: list[_Candidate], template: _Candidate, tags: TagStrings) -> _Candidate | None:
-    """The candidate region built like the template: same parent path and similar record shape."""
-    path = tag_path(template.region.parent)
-    shape = tags.of_group(template.region.records[0])
-    for candidate in candidates:
-        if tag_path(candidate.region.parent) == path and similar(tags.of_group(candidate.region.records[0]), shape):
-            return candidate
-    return None
+def _template(candidate: _Candidate) -> str:
+    """What a list's pages share: the tag path of the region's parent and the tag and class of its records."""
+    roots = "+".join(f"{e.tag}.{'.'.join(sorted((e.get('class') or '').split()))}" for e in candidate.records[0])
+    return f"{tag_path(candidate.region.parent)}|{roots}"
 
 
 def extract_list(pages: Sequence[tuple[lxml.html.HtmlElement | None, str]]) -> list[Extraction]:
-    """The records of each page of one paginated list, read with one template; an item (by link) is kept on
-    the first page it appears on only."""
-    tags = TagStrings()
-    template: _Candidate | None = None
+    """The records of each page of one paginated list, read with the template of its first page that has
+    records; an item is kept on the first page it appears on only."""
+    template = ""
     seen: set[str] = set()
     extractions = []
     for root, url in pages:
-        candidates = ranked_candidates(root, url)
-        chosen = (_matching(candidates, template, tags) if template else None) or \
-            (candidates[0] if candidates else None)
-        template = template or chosen
-        extraction = _extraction(candidates, chosen, url)
+        extraction = extract_records(root, url, template)
+        template = template or extraction.template
         unique = []
         for record in extraction.records:
-            if record.item_url and record.item_url in seen:
+            if record_key(record) in seen:
                 continue
-            seen.add(record.item_url)
+            seen.add(record_key(record))
             unique.append(record)
         extraction.records = unique
         extractions.append(extraction)
     return extractions
 
 
-def sibling_group_baseline(root: lxml.html.HtmlElement | None, base_url: str) -> list[ExtractedRecord]:
-    """The baseline: the largest group of an element's children sharing tag and class (groups whose members
-    each hold a larger such group — wrappers — skipped)."""
-    if root is None:
-        return []
-    best: list[lxml.html.HtmlElement] = []
+def sibling_groups(root: lxml.html.HtmlElement) -> list[DataRegion]:
+    """The baseline's regions: under each element, its children grouped by tag and class attribute."""
+    regions = []
     for parent in root.iter():
         if not isinstance(parent.tag, str):
             continue
-        groups: dict[tuple[str, str], list[lxml.html.HtmlElement]] = {}
-        for child in parent:
-            if isinstance(child.tag, str) and child.tag not in ("script", "style", "option", "br"):
-                groups.setdefault((child.tag, child.get("class") or ""), []).append(child)
-        for members in groups.values():
-            if len(members) > len(best):
-                best = members
-    return [build_record([element], base_url, position) for position, element in enumerate(best)]
+        groups: dict[tuple[str, str], list[list[lxml.html.HtmlElement]]] = defaultdict(list)
+        for child in element_children(parent):
+            groups[(child.tag, child.get("class") or "")].append([child])
+        regions.extend(DataRegion(parent=parent, records=records, span=1)
+                       for records in groups.values() if len(records) >= 2)
+    return regions
+
+
+def sibling_group_baseline(root: lxml.html.HtmlElement | None, base_url: str) -> list[ExtractedRecord]:
+    """The baseline: the best group of an element's children sharing tag and class, ranked and filtered
+    exactly as MDR's regions are (so the difference measured is MDR's region mining)."""
+    return extract_records(root, base_url, find_regions=sibling_groups).records

@@ -4,8 +4,9 @@ their records.
 - Estuka testbed: `<category>/<site>/<query>-keyword/<page>.htm` + `data records.csv` (one gold record per row,
   its first field usually the title).
 - City Scrapers: `labels.jsonl` + `fixtures/`: agency meeting pages with the items their tests assert.
-- Site snapshots: a listing page and its pagination pages, with the item links known from the site itself
-  (the iot-eclipse listings' RSS feeds; flink's dated post URLs).
+- Site snapshots: a listing page and its pagination pages, with the item links known from the site itself:
+  flink's dated post URLs, and for the other sites the listing's own RSS feed (index.xml beside it) where
+  its links point to the site.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from agents.fetching.decoding import decode_body
 
 PLACEHOLDER_URL = "https://unknown.invalid/"
 _DATED_POST = re.compile(r"/\d{4}/\d{2}/\d{2}/[^/?#]+/?$")
-_RSS_LINK = re.compile(r"<item>.*?<link>([^<]+)</link>", re.DOTALL)
+_RSS_ITEM = re.compile(r"<item>.*?<title>([^<]*)</title>.*?<link>([^<]+)</link>", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class SnapshotList:
     # (url, html) of the listing page and its further pages, in list order.
     pages: list[tuple[str, str]]
     item_urls: set[str]
+    # Titles of the feed's items where known (a listing may link its items elsewhere than the feed does).
+    item_titles: dict[str, str] = field(default_factory=dict)
 
 
 def read_html(path: Path) -> str:
@@ -113,20 +116,29 @@ def load_snapshot_lists(sites: Path) -> Iterator[SnapshotList]:
         if not manifest_path.is_file():
             continue
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if urlsplit(manifest.get("base_url") or "").scheme not in ("http", "https"):
+            continue
         base = manifest["base_url"].rstrip("/") + "/"
         root = site_dir / "site"
         for source in manifest.get("source_pages", []):
             paths = [source["path"]] + [p["path"] for p in manifest.get("pagination", []) if p["of"] == source["path"]]
             pages = [(urljoin(base, _url_path(path)), read_html(root / path)) for path in paths]
             feed = root / Path(source["path"]).parent / "index.xml"
-            if feed.is_file():
-                items = {html.unescape(link.strip()) for link in _RSS_LINK.findall(feed.read_text(encoding="utf-8"))}
-            elif site_dir.name == "flink-apache-org":
+            titles: dict[str, str] = {}
+            if site_dir.name == "flink-apache-org":
                 hrefs = (m for _, text in pages for m in re.findall(r'href="([^"]+)"', text))
                 items = {urljoin(base, href) for href in hrefs if _DATED_POST.search(href)}
+            elif feed.is_file():
+                feed_items = _RSS_ITEM.findall(feed.read_text(encoding="utf-8"))
+                # Feeds built for a local preview link to localhost, not to the site: their items are unknown.
+                titles = {html.unescape(link.strip()): html.unescape(title.strip()) for title, link in feed_items
+                          if urlsplit(link.strip()).netloc == urlsplit(base).netloc}
+                items = set(titles)
             else:
                 continue
-            yield SnapshotList(name=f"{site_dir.name}/{source['url'].strip('/')}", pages=pages, item_urls=items)
+            if items:
+                yield SnapshotList(name=f"{site_dir.name}/{source['url'].strip('/')}", pages=pages,
+                                   item_urls=items, item_titles=titles)
 
 
 def _url_path(path: str) -> str:

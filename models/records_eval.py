@@ -186,16 +186,26 @@ def _city_scrapers_summary(scores: dict[str, list]) -> dict:
 
 
 def evaluate_snapshots(lists: Sequence[SnapshotList], baseline: bool = False) -> dict:
-    """Item-link recall of each known listing, read page by page as one list."""
-    result = {}
+    """Item-link recall of each known listing, read page by page as one list; `item_recall` also counts an
+    item whose feed title a record shows (listings that link their items to another site, e.g. an event's
+    own page, cannot reach the feed's link)."""
+    per_list = {}
     for listing in lists:
+        parsed = [(parse_html(html), url) for url, html in listing.pages]
         if baseline:
-            found = {r.item_url for url, html in listing.pages for r in sibling_group_baseline(parse_html(html), url)}
+            records = [r for root, url in parsed for r in sibling_group_baseline(root, url)]
         else:
-            extractions = extract_list([(parse_html(html), url) for url, html in listing.pages])
-            found = {record.item_url for extraction in extractions for record in extraction.records}
-        hit = len(listing.item_urls & found)
-        result[listing.name] = {"pages": len(listing.pages), "items": len(listing.item_urls),
-                                "item_link_recall": round(hit / len(listing.item_urls), 4),
-                                "records": len(found)}
-    return result
+            records = [r for extraction in extract_list(parsed) for r in extraction.records]
+        links = {record.item_url for record in records}
+        texts = [_fold(record.text) for record in records]
+        by_title = {url for url, title in listing.item_titles.items() if any(_fold(title) in t for t in texts)}
+        per_list[listing.name] = {
+            "pages": len(listing.pages), "items": len(listing.item_urls), "records": len(records),
+            "item_link_recall": round(len(listing.item_urls & links) / len(listing.item_urls), 4),
+            "item_recall": round(len(listing.item_urls & (links | by_title)) / len(listing.item_urls), 4)}
+    items = sum(result["items"] for result in per_list.values())
+    return {
+        "item_link_recall": round(sum(r["item_link_recall"] * r["items"] for r in per_list.values()) / items, 4),
+        "item_recall": round(sum(r["item_recall"] * r["items"] for r in per_list.values()) / items, 4),
+        "listings": len(per_list), "items": items, "by_listing": per_list,
+    } if per_list else {}

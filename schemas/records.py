@@ -1,30 +1,31 @@
-"""records.extracted and changes.detected: the items of a listing page, and new ones."""
+"""records.extracted and changes.detected: the items of a listing page, one message each, and the new ones."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from schemas.base import Message
+from schemas.crawl import CrawlScoped
 
 
-class Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class RecordExtracted(CrawlScoped):
+    """One record of a source page's list, read from one of its pages (source_url names the list)."""
 
+    page_url: str
     item_url: str
     title: str = ""
     date: datetime | None = None
     snippet: str = ""
+    # Position on its page, from 0.
     position: int = 0
+    # When the page it was read from was fetched.
+    seen_at: datetime
 
 
-class RecordsExtracted(Message):
+class ItemDiscovered(CrawlScoped):
+    """An item a source page lists now that no earlier read of it listed."""
+
     page_url: str
-    records: list[Record] = Field(default_factory=list)
-
-
-class ChangesDetected(Message):
-    page_url: str
-    new_records: list[Record] = Field(default_factory=list)
-    known_items: int = 0
+    item_url: str
+    title: str = ""
+    date: datetime | None = None
+    first_seen: datetime

@@ -16,7 +16,7 @@ from schemas.deadletter import DeadLetter
 from schemas.links import LinksScored, SourceFound
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
-from schemas.records import ChangesDetected, RecordsExtracted
+from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.revisit import RevisitDecision, RevisitTick
 
 
@@ -36,8 +36,8 @@ TOPICS: dict[str, TopicSpec] = {
         TopicSpec("links.scored", LinksScored),
         TopicSpec("sources.found", SourceFound),
         TopicSpec("pagination.tags", PaginationTags),
-        TopicSpec("records.extracted", RecordsExtracted),
-        TopicSpec("changes.detected", ChangesDetected),
+        TopicSpec("records.extracted", RecordExtracted),
+        TopicSpec("changes.detected", ItemDiscovered),
         TopicSpec("revisit.ticks", RevisitTick),
         TopicSpec("revisit.decisions", RevisitDecision),
         TopicSpec("metrics", Metric),
