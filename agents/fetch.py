@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from agents.fetching.fetcher import Fetcher
-from schemas.crawl import LISTING_REASONS, CrawlRequest
+from schemas.crawl import LISTING_REASONS, RECORD_REASONS, CrawlRequest
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events
@@ -35,5 +35,7 @@ async def fetch_pages(stream):
                 crawl.pages_fetched += 1
                 if page.reason in LISTING_REASONS:
                     crawl.pages_to_tag += 1
+                if page.reason in RECORD_REASONS:
+                    crawl.pages_to_extract += 1
     finally:
         await fetcher.close()  # the worker is stopping

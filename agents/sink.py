@@ -50,6 +50,12 @@ def _sink_agent(name: str, table: str) -> None:
             if table == "fetches":
                 for page in messages:
                     progress.of(page.crawl_id).fetch_rows_written += 1
+            elif table == "records":
+                for record in messages:
+                    progress.of(record.crawl_id).record_rows_written += 1
+            elif table == "changes":
+                for item in messages:
+                    progress.of(item.crawl_id).new_item_rows_written += 1
             elif table == "metrics":
                 progress.metrics_rows_written += len(rows)
 

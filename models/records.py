@@ -21,6 +21,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 from datetime import datetime
 from urllib.parse import urljoin, urlsplit
 
@@ -57,7 +58,12 @@ class ExtractedRecord:
     text: str
 
 
-def record_key(record: ExtractedRecord) -> str:
+class Item(Protocol):
+    item_url: str
+    title: str
+
+
+def record_key(record: Item) -> str:
     """What identifies an item: its link and title (two events may link to one conference site)."""
     return f"{record.item_url}\x00{record.title}"
 

@@ -108,6 +108,8 @@ def _crawl_and_report(seeds: list[str], args: argparse.Namespace) -> int:
         if summary["pages_tagged"]:
             print(f"  pagination: {summary['pages_tagged']} listing pages tagged, "
                   f"{summary['multipage_sources']} multi-page sources")
+        if summary["records_read"]:
+            print(f"  records: {summary['records_read']} read, {summary['new_items']} new items")
     return code if summary else (code or 1)
 
 
@@ -275,7 +277,24 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_records(args: argparse.Namespace) -> int:
+    from streams.records_report import NoRecordData, evaluate_records, print_evaluation
+
+    if len(args.data) != 1:
+        print("error: eval records takes one data folder", file=sys.stderr)
+        return 2
+    try:
+        result = evaluate_records(Path(args.data[0]), _progress_bar)
+    except NoRecordData as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    _print_json(result) if args.json else print_evaluation(result)
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
+    if args.task == "records":
+        return cmd_eval_records(args)
     from models.pagination_eval import cross_validate, evaluate_held_out, zero_shot
     from models.pagination_tagger import ModelVersionError, load_tagger, training_data
 
@@ -360,6 +379,30 @@ def cmd_sql(args: argparse.Namespace) -> int:
     for row in rows:
         table.add_row(*(str(value) for value in row))
     Console().print(table)
+    return 0
+
+
+def cmd_records(args: argparse.Namespace) -> int:
+    from infra.sql_owner import query_clickhouse
+    from streams.records_report import current_records
+
+    quoted = args.source.replace("\\", "\\\\").replace("'", "\\'")
+    query = (f"SELECT item_url, title, date, snippet, page_url, first_seen, last_seen FROM records "
+             f"WHERE source_url = '{quoted}' ORDER BY first_seen DESC, page_url, position LIMIT {args.limit}")
+    try:
+        columns, rows = query_clickhouse(get_settings().clickhouse_dsn, query)
+    except Exception as error:  # the database's message is what the user needs
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    records = [dict(zip(columns, row)) for row in rows]
+    if args.json:
+        _print_json(records)
+        return 0
+    if not records:
+        print(f"no records of {args.source} yet (is it a source page that was crawled with --sources?)")
+        return 1
+    print(f"{args.source}: {len(records)} records")
+    print("\n".join(current_records(records)))
     return 0
 
 
@@ -468,10 +511,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=cmd_bench)
 
     for name, helper, func in (("train", "train a model", cmd_train), ("eval", "evaluate a model", cmd_eval)):
-        command = commands.add_parser(name, help=f"{helper} (pagination tagging)")
-        command.add_argument("task", choices=["pagination"])
+        command = commands.add_parser(name, help=f"{helper} (pagination tagging{', record extraction' * (name == 'eval')})")
+        command.add_argument("task", choices=["pagination", "records"] if name == "eval" else ["pagination"])
         command.add_argument("--data", nargs="+", required=True, metavar="DIR",
-                             help="AutoPager/PRNSM folders, e.g. <data>/pagination/prnsm")
+                             help="pagination: AutoPager/PRNSM folders, e.g. <data>/pagination/prnsm; records: one "
+                                  "folder — <data>/records/estuka, <data>/records/city-scrapers or <data>/sites")
         command.add_argument("--language", nargs="*", help="keep only pages in these languages (e.g. en)")
         command.add_argument("--epochs", type=int, help="training epochs (default: the trainer's)")
         command.add_argument("--encoder", choices=["use", "laser", "e5", "none"], default="use",
@@ -505,6 +549,12 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("query")
     sql.add_argument("--json", action="store_true", help="print rows as a JSON list of objects")
     sql.set_defaults(func=cmd_sql)
+
+    records = commands.add_parser("records", help="print the current records of a source page (from ClickHouse)")
+    records.add_argument("source", metavar="SOURCE_URL", help="the source page's URL, as crawled")
+    records.add_argument("--limit", type=int, default=500, help="at most this many records (default 500)")
+    records.add_argument("--json", action="store_true", help="print rows as a JSON list of objects")
+    records.set_defaults(func=cmd_records)
 
     replay = commands.add_parser("replay", help="export a topic to JSONL or Parquet for offline training")
     replay.add_argument("topic", help="registry topic name, e.g. pages.fetched")

@@ -133,7 +133,7 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
                 if plan.time_limit is not None and now - started > plan.time_limit:
                     timed_out = True
                     break
-                if crawl.idle() and crawl.fetch_rows_written >= crawl.pages_fetched:
+                if crawl.idle() and crawl.written():
                     quiet_since = quiet_since or now
                     if now - quiet_since >= QUIET_SECONDS:
                         break
@@ -143,6 +143,7 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
         await flush()
         await _metrics_written()
         summary.update(await summarize(crawl_id, crawl.pages_fetched, seconds, timed_out))
+        summary.update(records_read=crawl.records_sent, new_items=crawl.new_items_sent)
 
     code = run_worker(drive)
     return code, summary

@@ -26,7 +26,14 @@ class CrawlProgress:
     pages_tagged: int = 0
     tag_sets_sent: int = 0
     tag_sets_followed: int = 0
+    # Fetched pages whose records are read (listings and revisits), and those the record stage has read.
+    pages_to_extract: int = 0
+    pages_extracted: int = 0
+    records_sent: int = 0
+    new_items_sent: int = 0
     fetch_rows_written: int = 0
+    record_rows_written: int = 0
+    new_item_rows_written: int = 0
 
     def idle(self) -> bool:
         return (
@@ -34,7 +41,13 @@ class CrawlProgress:
             and self.link_sets_sent == self.link_sets_planned
             and self.pages_to_tag == self.pages_tagged
             and self.tag_sets_sent == self.tag_sets_followed
+            and self.pages_to_extract == self.pages_extracted
         )
+
+    def written(self) -> bool:
+        """Every fetch, record and new item this crawl sent is in ClickHouse."""
+        return (self.fetch_rows_written >= self.pages_fetched and self.record_rows_written >= self.records_sent
+                and self.new_item_rows_written >= self.new_items_sent)
 
 
 _by_crawl: defaultdict[str, CrawlProgress] = defaultdict(CrawlProgress)

@@ -1,0 +1,63 @@
+"""Stage `extract_records`: pages.fetched → records.extracted (one message per record) and changes.detected.
+
+Reads source pages, the further pages of their lists and revisits (reasons in
+RECORD_REASONS). Each page is handled as its own event, because the stage's
+tables (a list's template, the items each source has listed) write their
+changelog to the partition of the event being processed — the site's; the
+extraction itself runs off the event loop so the worker keeps heartbeating.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import faust
+
+from agents.links import is_html
+from agents.records import ChangeDetector, read_records, source_of
+from schemas.crawl import RECORD_REASONS
+from streams import metrics, progress
+from streams.app import app, settings
+from streams.deadletters import decode_events
+from streams.topics import send, topic
+
+log = logging.getLogger(__name__)
+_TABLE_OPTIONS = dict(
+    partitions=settings.topic_partitions,
+    schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"),
+)
+list_templates = app.Table("records-templates", **_TABLE_OPTIONS)
+known_items = app.Table("records-known-items", **_TABLE_OPTIONS)
+first_crawls = app.Table("records-first-crawls", **_TABLE_OPTIONS)
+
+
+@app.agent(topic("pages.fetched"))
+async def extract_records(stream):
+    detector = ChangeDetector(known_items, first_crawls)
+    loop = asyncio.get_running_loop()
+    async for event in stream.events():
+        for page in await decode_events("pages.fetched", [event]):
+            if page.reason not in RECORD_REASONS:
+                continue
+            crawl = progress.of(page.crawl_id)
+            if page.ok and is_html(page):
+                source = source_of(page)
+                template = list_templates.get(source, "") if page.reason == "paginate" else ""
+                read = await loop.run_in_executor(None, read_records, page, template)
+                if page.reason != "paginate" and read.extraction.template:
+                    list_templates[source] = read.extraction.template
+                if not read.records:
+                    log.info("no records on %s (%d data regions)", page.final_url, read.extraction.regions)
+                    metrics.count("pages_without_records", "extract_records")
+                for record in read.records:
+                    crawl.records_sent += 1
+                    await send("records.extracted", record)
+                for item in detector.new_items(read.records, source, page.crawl_id):
+                    crawl.new_items_sent += 1
+                    metrics.count("new_items", "extract_records")
+                    await send("changes.detected", item)
+                metrics.count("records_extracted", "extract_records", len(read.records))
+                metrics.count("extraction_ms", "extract_records", read.extraction_ms)
+                metrics.count("pages_read", "extract_records")
+            crawl.pages_extracted += 1

@@ -1,0 +1,86 @@
+"""Stage `extract_records`' core: read a fetched listing page's records and tell which items are new.
+
+`read_records` turns one fetched page into `records.extracted` messages (using
+the template of its list's first page for the list's further pages, so every
+page of a list is read from the same region). `ChangeDetector` keeps, per
+source page, the items seen so far: the first read of a source — its first
+crawl, the source page and its pagination pages alike — only seeds that set;
+every later read emits the items not in it as `changes.detected`, once each.
+In the worker its mappings are Faust tables keyed within the site's
+partition, so the state follows the site to whichever worker owns it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from models.dom import parse_html
+from models.records import Extraction, extract_records, record_key
+from schemas.base import derived_event_id
+from schemas.crawl import PageFetched
+from schemas.records import ItemDiscovered, RecordExtracted
+
+
+@dataclass(frozen=True)
+class PageRecords:
+    page: PageFetched
+    extraction: Extraction
+    records: list[RecordExtracted]
+    extraction_ms: float
+
+
+def source_of(page: PageFetched) -> str:
+    return page.source_url or page.url
+
+
+def fetched_at(page: PageFetched) -> datetime:
+    return datetime.fromtimestamp(page.fetched_at_ms / 1000, UTC) if page.fetched_at_ms else page.created_at
+
+
+def read_records(page: PageFetched, template: str = "") -> PageRecords:
+    """The records of one fetched page (read with the list's template when it has one)."""
+    started = time.monotonic()
+    extraction = extract_records(parse_html(page.body), page.final_url, template)
+    seen_at = fetched_at(page)
+    records = [RecordExtracted(
+        event_id=derived_event_id(page.event_id, "record", record_key(record)), site=page.site,
+        crawl_id=page.crawl_id, depth=page.depth, max_depth=page.max_depth, max_pages=page.max_pages,
+        source_url=source_of(page), page_url=page.final_url, item_url=record.item_url, title=record.title,
+        date=record.date, snippet=record.snippet, position=record.position, seen_at=seen_at,
+    ) for record in extraction.records]
+    return PageRecords(page, extraction, records, round((time.monotonic() - started) * 1000, 2))
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+class ChangeDetector:
+    def __init__(self, known: MutableMapping[str, int], first_crawl: MutableMapping[str, str]) -> None:
+        # known: source + item digest → first sight (ms since the epoch); first_crawl: source → the crawl
+        # whose read seeded it.
+        self.known = known
+        self.first_crawl = first_crawl
+
+    def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str) -> list[ItemDiscovered]:
+        """The records' items this source never listed before (none while its first read is seeding)."""
+        seeding = self.first_crawl.setdefault(source, crawl_id) == crawl_id
+        found = []
+        for record in records:
+            key = f"{source}\x00{_digest(record_key(record))}"
+            if key in self.known:
+                continue
+            self.known[key] = int(record.seen_at.timestamp() * 1000)
+            if seeding:
+                continue
+            found.append(ItemDiscovered(
+                event_id=derived_event_id(record.event_id, "new"), site=record.site, crawl_id=record.crawl_id,
+                depth=record.depth, max_depth=record.max_depth, max_pages=record.max_pages, source_url=source,
+                page_url=record.page_url, item_url=record.item_url, title=record.title, date=record.date,
+                first_seen=record.seen_at,
+            ))
+        return found
