@@ -40,6 +40,9 @@ UNLINKED_WEIGHT = 0.5
 # A finer region inside a region's records replaces it when it holds this share of the region's text.
 WRAPPER_TEXT_SHARE = 0.5
 NAVIGATION_TAGS = frozenset({"nav", "header", "footer", "aside"})
+BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "br",
+                        "tr", "td", "th", "table", "section", "article", "header", "footer", "aside", "main",
+                        "nav", "blockquote", "pre", "figure", "figcaption", "address", "hr", "time"})
 CONTENT_TAGS = frozenset({"main", "article"})
 NAVIGATION_ROLES = frozenset({"navigation", "banner", "contentinfo", "menu", "menubar"})
 INVISIBLE_TAGS = ("script", "style", "noscript", "template")
@@ -85,7 +88,25 @@ def normalize_space(text: str) -> str:
 
 
 def _text(elements: Iterable[lxml.html.HtmlElement]) -> str:
-    return normalize_space(" ".join(element.text_content() or "" for element in elements))
+    """The elements' text as a reader sees it: block elements separated ("Meetup 1" and "March 1, 2024" in two
+    paragraphs do not run together), inline ones not ("<b>Meet</b>up" stays one word)."""
+    parts: list[str] = []
+    for element in elements:
+        for event, node in lxml.etree.iterwalk(element, events=("start", "end")):
+            if not isinstance(node.tag, str):  # a comment or processing instruction: only its tail is text
+                if event == "end" and node.tail:
+                    parts.append(node.tail)
+                continue
+            if event == "start":
+                if node.tag in BLOCK_TAGS:
+                    parts.append(" ")
+                parts.append(node.text or "")
+            else:
+                if node.tag in BLOCK_TAGS:
+                    parts.append(" ")
+                if node is not element:
+                    parts.append(node.tail or "")
+    return normalize_space("".join(parts))
 
 
 def item_link(base_url: str, href: str | None) -> str:
@@ -125,10 +146,15 @@ def _heading_text(elements: list[lxml.html.HtmlElement]) -> str:
     return ""
 
 
+def _anchor_text(elements: list[lxml.html.HtmlElement]) -> str:
+    texts = [_text([a]) for element in elements for a in ([element] if element.tag == "a" else element.iter("a"))]
+    return max(texts, key=len, default="")
+
+
 def build_record(elements: list[lxml.html.HtmlElement], base_url: str, position: int) -> ExtractedRecord:
     text = _text(elements)
     url, title = _main_link(elements, base_url)
-    title = title or _heading_text(elements) or text
+    title = title or _heading_text(elements) or _anchor_text(elements) or text
     return ExtractedRecord(item_url=url, title=title[:TITLE_CHARS], date=record_date(elements, text),
                            snippet=text[:SNIPPET_CHARS], position=position, text=text)
 

@@ -11,11 +11,13 @@ from schemas.deadletter import DeadLetter
 from schemas.links import Anchor, LinksScored, SourceFound
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags, TaggedLink
-from schemas.records import ChangesDetected, Record, RecordsExtracted
+from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.revisit import RevisitDecision
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
-RECORD = Record(item_url="https://e.org/1", title="Talk", date=NOW, snippet="…")
+RECORD = RecordExtracted(site="e.org", crawl_id="c", source_url="https://e.org/events",
+                         page_url="https://e.org/events?page=2", item_url="https://e.org/1", title="Talk", date=NOW,
+                         snippet="…", seen_at=NOW)
 SAMPLES = {
     "pages.fetched": PageFetched(site="e.org", url="https://e.org/", final_url="https://e.org/", crawl_id="c",
                                  status=200, body="<p>", redirects=["https://e.org/"]),
@@ -23,8 +25,10 @@ SAMPLES = {
                                 depth=0, max_depth=1, max_pages=1, anchors=[Anchor(url="https://e.org/a"),
                                                                             Anchor(url="https://e.org/b", score=0.5)]),
     "sources.found": SourceFound(site="e.org", url="https://e.org/events", crawl_id="c", score=0.9, clicks=1),
-    "records.extracted": RecordsExtracted(site="e.org", page_url="https://e.org/events", records=[RECORD]),
-    "changes.detected": ChangesDetected(site="e.org", page_url="https://e.org/events", new_records=[RECORD]),
+    "records.extracted": RECORD,
+    "changes.detected": ItemDiscovered(site="e.org", crawl_id="c", source_url="https://e.org/events",
+                                       page_url="https://e.org/events", item_url="https://e.org/1", title="Talk",
+                                       first_seen=NOW),
     "revisit.decisions": RevisitDecision(site="e.org", page_url="https://e.org/events", tick_at=NOW,
                                          policy="rc-1h", fetch=True),
     "pagination.tags": PaginationTags(site="e.org", crawl_id="c", source_url="https://e.org/events",
@@ -60,3 +64,12 @@ def test_a_page_without_pagination_still_gets_a_row(clickhouse):
     page = SAMPLES["pagination.tags"].model_copy(update={"links": [], "event_id": "no-pagination"})
     table, rows = rows_for("pagination.tags", [page])
     assert [row["label"] for row in rows] == ["NONE"]
+
+
+def test_an_item_read_again_keeps_one_row_with_its_first_and_last_sight(clickhouse):
+    later = datetime(2026, 11, 23, tzinfo=UTC)
+    for seen_at in (later, NOW, later):  # read again on a revisit, and once replayed
+        table, rows = rows_for("records.extracted", [RECORD.model_copy(update={"seen_at": seen_at, "event_id": "x"})])
+        clickhouse.insert(table, rows)
+    _, rows = clickhouse.query("SELECT first_seen, last_seen FROM records WHERE item_url = 'https://e.org/1'")
+    assert [[value.replace(tzinfo=UTC) for value in row] for row in rows] == [[NOW, later]]

@@ -1,0 +1,40 @@
+"""Dates of records: attributes first, then dates written in many languages and calendars."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from models.dom import parse_html
+from models.record_dates import date_in_text, record_date
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Posted March 5, 2024 by the board", (2024, 3, 5)),
+    ("Nov. 3rd, 2019", (2019, 11, 3)),
+    ("5. März 2024", (2024, 3, 5)),
+    ("5 de marzo de 2024", (2024, 3, 5)),
+    ("le 14 juillet 2023", (2023, 7, 14)),
+    ("2024年3月5日（火）", (2024, 3, 5)),
+    ("民國112年3月5日", (2023, 3, 5)),
+    ("112年3月5日", (2023, 3, 5)),
+    ("12/25/2023", (2023, 12, 25)),
+    ("25.12.2023", (2023, 12, 25)),
+    ("on 2023-11-29 news", (2023, 11, 29)),
+])
+def test_dates_in_text(text, expected):
+    assert date_in_text(text) == datetime(*expected, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text", ["Room 12 2019", "31 juin 2020", "version 1.2.3", "", "call 555-1234"])
+def test_text_without_a_valid_date(text):
+    assert date_in_text(text) is None
+
+
+def test_the_first_date_in_the_text_wins():
+    assert date_in_text("Updated 2024-02-01, event on March 9, 2024") == datetime(2024, 2, 1, tzinfo=UTC)
+
+
+def test_a_time_element_beats_the_text():
+    root = parse_html('<li><time datetime="2024-06-01T18:30">next Saturday</time> (written 2024-05-20)</li>')
+    assert record_date([root.find(".//li")], "next Saturday (written 2024-05-20)") == \
+        datetime(2024, 6, 1, 18, 30, tzinfo=UTC)

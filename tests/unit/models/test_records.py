@@ -1,0 +1,134 @@
+"""Record extraction on real-shaped HTML: MDR regions, record fields, ranking, lists of pages, bad input."""
+
+from datetime import UTC, datetime
+
+from models.data_regions import find_data_regions
+from models.dom import parse_html
+from models.records import extract_list, extract_records, record_key, sibling_group_baseline
+
+BASE = "https://club.example.org/events/"
+MENU = "<nav><ul>" + "".join(f'<li><a href="/{p}">{p.title()}</a></li>' for p in
+                              ("home", "about", "events", "news", "contact", "join")) + "</ul></nav>"
+
+
+def _event(number: int, thumbnail: bool = False, highlight: bool = False) -> str:
+    image = f'<img src="/img/{number}.jpg" alt="">' if thumbnail else ""
+    title = f"<em>Monthly</em> meetup {number}" if highlight else f"Monthly meetup {number}"
+    return (f'<li class="event">{image}<h3><a href="/events/{number}/">{title}</a></h3>'
+            f'<p class="when">March {number}, 2024</p><p>Talks, pizza and a long discussion of item {number}.</p></li>')
+
+
+def _page(items: str, extra: str = "") -> str:
+    return f"<html><head><title>Events</title></head><body>{MENU}<main><h1>Events</h1>{extra}<ul>{items}</ul></main>" \
+           f"<footer><ul><li><a href='/imprint'>Imprint</a></li><li><a href='/privacy'>Privacy</a></li></ul></footer>" \
+           f"</body></html>"
+
+
+def test_a_list_with_varying_records_is_one_region_of_all_its_items():
+    # Optional thumbnails and highlighted words change the tag strings; the records stay one region.
+    html = _page("".join(_event(n, thumbnail=n % 3 == 0, highlight=n % 4 == 0) for n in range(1, 13)))
+    records = extract_records(parse_html(html), BASE).records
+    assert [r.item_url for r in records] == [f"https://club.example.org/events/{n}/" for n in range(1, 13)]
+    first = records[0]
+    assert first.title == "Monthly meetup 1"
+    assert first.date == datetime(2024, 3, 1, tzinfo=UTC)
+    assert first.snippet.startswith("Monthly meetup 1 March 1, 2024 Talks")
+    assert [r.position for r in records] == list(range(12))
+
+
+def test_the_menu_and_footer_are_not_chosen_over_the_content():
+    html = _page("".join(_event(n) for n in range(1, 4)))
+    titles = [r.title for r in extract_records(parse_html(html), BASE).records]
+    assert titles == ["Monthly meetup 1", "Monthly meetup 2", "Monthly meetup 3"]
+
+
+def test_an_interloper_between_records_does_not_split_the_region():
+    items = "".join(_event(n) for n in range(1, 5)) + '<li class="ad"><div><span>Advert</span></div></li>' + \
+        "".join(_event(n) for n in range(5, 9))
+    records = extract_records(parse_html(_page(items)), BASE).records
+    assert len(records) == 8
+
+
+def test_records_spanning_two_table_rows_are_generalized_nodes():
+    rows = "".join(f'<tr><td><a href="/t/{n}">Session {n} title</a></td></tr><tr><td>Room {n}, 2024-05-{n:02d} 10:00'
+                   f' with <b>speaker {n}</b> and panel</td></tr>' for n in range(1, 7))
+    html = f"<html><body><table>{rows}</table></body></html>"
+    records = extract_records(parse_html(html), BASE).records
+    assert len(records) == 6
+    assert records[2].item_url == "https://club.example.org/t/3"
+    assert records[2].date == datetime(2024, 5, 3, 10, 0, tzinfo=UTC)
+    assert "Room 3" in records[2].text and "Session 3" in records[2].text
+
+
+def test_a_grid_of_cards_in_rows_gives_the_cards_as_records():
+    card = '<div class="card"><a href="/c/{n}"><img src="x.png"><span>Card {n} title</span></a><p>About {n}</p></div>'
+    rows = "".join('<div class="row">' + "".join(card.format(n=r * 3 + c) for c in range(3)) + "</div>"
+                   for r in range(4))
+    records = extract_records(parse_html(f"<html><body><main>{rows}</main></body></html>"), BASE).records
+    assert len(records) == 12
+    assert records[4].title == "Card 4 title"
+
+
+def test_a_wrapper_region_gives_way_to_the_finer_region_inside_it():
+    column = '<div class="col"><h2>Column</h2><ul>{}</ul></div>'
+    html = "<html><body><main>" + column.format("".join(_event(n) for n in range(1, 9))) + \
+        column.format("<li>Nothing else</li>") + "</main></body></html>"
+    records = extract_records(parse_html(html), BASE).records
+    assert len(records) == 8
+
+
+def test_script_and_hidden_text_is_not_record_text():
+    hidden = '<div style="display:none">' + "".join(f"<p>hidden paragraph number {n} " * 20 + "</p>" for n in range(9)) + \
+        "</div>"
+    html = _page("".join(_event(n) for n in range(1, 4)), extra=hidden + "<script>var x = 1;</script>")
+    records = extract_records(parse_html(html), BASE).records
+    assert [r.title for r in records] == ["Monthly meetup 1", "Monthly meetup 2", "Monthly meetup 3"]
+    assert all("var x" not in r.text for r in records)
+
+
+def test_item_links_are_absolute_and_scripts_fragments_and_mail_are_not_item_links():
+    items = "".join(f'<li><a href="{href}">Entry with a long enough title {n}</a> some words</li>'
+                    for n, href in enumerate(["../e/1", "#top", "javascript:open(2)", "mailto:x@y.z",
+                                              "https://other.org/e/4#details"]))
+    records = extract_records(parse_html(f"<html><body><ul>{items}</ul></body></html>"), BASE).records
+    assert [r.item_url for r in records] == ["https://club.example.org/e/1", "", "", "", "https://other.org/e/4"]
+    assert records[1].title == "Entry with a long enough title 1"
+
+
+def test_pages_without_repeated_structure_have_no_records():
+    for html in ("", "<html><body><p>Just one paragraph.</p></body></html>", "<<<>>>", "\x00\x01binary",
+                 "<html><body>" + "<div>" * 5000 + "deep" + "</div>" * 5000 + "</body></html>"):
+        extraction = extract_records(parse_html(html), BASE)
+        assert extraction.records == [] and extraction.template == ""
+
+
+def test_a_paginated_list_is_read_with_one_template_and_each_item_kept_once():
+    page_one = _page("".join(_event(n) for n in range(1, 6)))
+    # Page 2 repeats item 5 (a list that shifted) and has a longer sidebar list that would win on its own.
+    sidebar = '<div class="side"><ol>' + "".join(f'<li><a href="/tag/{n}">Tag {n} with a long description of the tag '
+                                                f'and its many uses in the club</a></li>' for n in range(12)) + "</ol></div>"
+    page_two = _page("".join(_event(n) for n in range(5, 8)), extra=sidebar)
+    alone = extract_records(parse_html(page_two), BASE + "page/2/").records
+    assert "Tag 0" in alone[0].title  # without the template the sidebar would be read
+    first, second = extract_list([(parse_html(page_one), BASE), (parse_html(page_two), BASE + "page/2/")])
+    assert len(first.records) == 5
+    assert [r.title for r in second.records] == ["Monthly meetup 6", "Monthly meetup 7"]
+    assert first.template and first.template == second.template
+
+
+def test_record_keys_tell_two_events_that_share_a_link_apart():
+    items = "".join(f'<li><a href="https://conf.example/2024">Conference day {n} keynote</a> hall {n}</li>'
+                    for n in (1, 2, 3))
+    records = extract_records(parse_html(f"<html><body><ul>{items}</ul></body></html>"), BASE).records
+    assert len({record_key(r) for r in records}) == 3
+
+
+def test_the_baseline_groups_siblings_by_tag_and_class():
+    items = "".join(_event(n) for n in range(1, 6))
+    records = sibling_group_baseline(parse_html(_page(items)), BASE)
+    assert len(records) == 5
+
+
+def test_regions_are_found_under_every_parent():
+    html = "<html><body><ul><li>a</li><li>b</li></ul><ol><li>c</li><li>d</li><li>e</li></ol></body></html>"
+    assert sorted(len(region.records) for region in find_data_regions(parse_html(html))) == [2, 3]
