@@ -7,7 +7,7 @@ later pages use their region built the same way where they have one) and keeps
 each item once.
 
 Region ranking: MDR ranks regions by number of records × record size; here the
-size is the record's text length, a region only counts records with text,
+size is the number of letters in the record's text, a region only counts records with text,
 regions whose records carry item links are preferred (the seed's filter: a
 record set is kept when its records link to their items), and regions inside
 the page's navigation landmarks (nav, header, footer, aside) are not content. A *wrapper* region
@@ -64,11 +64,13 @@ class ExtractedRecord:
 class Item(Protocol):
     item_url: str
     title: str
+    date: datetime | None
 
 
 def record_key(record: Item) -> str:
-    """What identifies an item: its link and title (two events may link to one conference site)."""
-    return f"{record.item_url}\x00{record.title}"
+    """What identifies an item: its link, title and date (two events may link to one conference site, and a
+    series' meetings may share a title and a link)."""
+    return f"{record.item_url}\x00{record.title}\x00{record.date.isoformat() if record.date else ''}"
 
 
 @dataclass
@@ -195,8 +197,9 @@ def _candidate(region: DataRegion, base_url: str) -> _Candidate | None:
     linked = sum(1 for nodes in records if _has_item_link(nodes, base_url)) / len(records)
     weight = 1.0 if linked >= LINKED_SHARE else UNLINKED_WEIGHT
     elements = {element for nodes in records for element in nodes}
-    chars = sum(len(text) for text in texts)
-    return _Candidate(region, records, texts, chars * weight, elements, chars)
+    # Size counts letters (any script), so a pager's page numbers or a column of prices weigh nothing.
+    letters = sum(1 for text in texts for character in text if character.isalpha())
+    return _Candidate(region, records, texts, letters * weight, elements, sum(len(text) for text in texts))
 
 
 def _without_wrappers(candidates: list[_Candidate]) -> list[_Candidate]:
@@ -262,13 +265,37 @@ def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template:
     of the same list) where the page has one; no records when the page has no repeated structure."""
     candidates = ranked_candidates(root, base_url, find_regions)
     chosen = next((c for c in candidates if template and _template(c) == template), None)
+    if chosen is None and template and root is not None:
+        chosen = _single_record(root, template, base_url)
     return _extraction(candidates, chosen or (candidates[0] if candidates else None), base_url)
+
+
+def _signature(element: lxml.html.HtmlElement) -> str:
+    return f"{element.tag}.{'.'.join(sorted((element.get('class') or '').split()))}"
 
 
 def _template(candidate: _Candidate) -> str:
     """What a list's pages share: the tag path of the region's parent and the tag and class of its records."""
-    roots = "+".join(f"{e.tag}.{'.'.join(sorted((e.get('class') or '').split()))}" for e in candidate.records[0])
-    return f"{tag_path(candidate.region.parent)}|{roots}"
+    return f"{tag_path(candidate.region.parent)}|{'+'.join(map(_signature, candidate.records[0]))}"
+
+
+def _single_record(root: lxml.html.HtmlElement, template: str, base_url: str) -> _Candidate | None:
+    """The records built like the template on a page that has too few of them for a region (the last page
+    of a list often holds one item): the template parent's children with the template's tag and class."""
+    path, roots = template.split("|", 1)
+    signatures = roots.split("+")
+    span = len(signatures)
+    for parent in root.iter():
+        if isinstance(parent.tag, str) and tag_path(parent) == path:
+            children = element_children(parent)
+            records = [children[i:i + span] for i in range(len(children) - span + 1)
+                       if [_signature(child) for child in children[i:i + span]] == signatures]
+            texts = [_text(nodes) for nodes in records]
+            if records and all(texts):
+                elements = {element for nodes in records for element in nodes}
+                region = DataRegion(parent=parent, records=records, span=span)
+                return _Candidate(region, records, texts, 0.0, elements, sum(map(len, texts)))
+    return None
 
 
 def extract_list(pages: Sequence[tuple[lxml.html.HtmlElement | None, str]]) -> list[Extraction]:

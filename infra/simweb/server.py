@@ -4,8 +4,8 @@ A simulated clock (`speed` simulated seconds per real second) decides which
 items each source page shows; Last-Modified and ETag follow the content. The
 control port serves `/__truth__` (every site's source pages, listing pages and
 items with publication times: for evaluation only, never for crawlers),
-`/__clock__`, and `/__faults__` (GET to read, POST to set faults globally or
-per site).
+`/__clock__` (GET to read, POST {"advance_hours": H} to jump forward), and
+`/__faults__` (GET to read, POST to set faults globally or per site).
 """
 
 from __future__ import annotations
@@ -36,9 +36,17 @@ class SimClock:
         self.start = start
         self._began = time.monotonic()
 
+        self._advanced = 0.0
+
     def hours(self) -> float:
         """Simulated hours since the start."""
-        return (time.monotonic() - self._began) * self.speed / 3600
+        return (time.monotonic() - self._began) * self.speed / 3600 + self._advanced
+
+    def advance(self, hours: float) -> None:
+        """Jump the clock forward (tests and demos that need the next item now, not in real time)."""
+        if hours < 0:
+            raise ValueError("the clock only moves forward")
+        self._advanced += hours
 
     def now(self) -> datetime:
         return self.start + timedelta(hours=self.hours())
@@ -279,6 +287,7 @@ class SimWeb:
         control = web.Application()
         control.router.add_get("/__truth__", self._truth)
         control.router.add_get("/__clock__", self._clock)
+        control.router.add_post("/__clock__", self._advance_clock)
         control.router.add_get("/__faults__", self._get_faults)
         control.router.add_post("/__faults__", self._set_faults)
         self.control_url = await self._serve(control)
@@ -295,6 +304,14 @@ class SimWeb:
     async def _clock(self, request: web.Request) -> web.Response:
         return web.json_response({"now": self.clock.now().isoformat(), "hours": self.clock.hours(),
                                   "speed": self.clock.speed})
+
+    async def _advance_clock(self, request: web.Request) -> web.Response:
+        """POST {"advance_hours": H}: move the simulated clock H hours forward."""
+        try:
+            self.clock.advance(float((await request.json())["advance_hours"]))
+        except (TypeError, ValueError, KeyError) as error:
+            return web.json_response({"error": f"expected {{\"advance_hours\": H ≥ 0}}: {error}"}, status=400)
+        return await self._clock(request)
 
     async def _get_faults(self, request: web.Request) -> web.Response:
         return web.json_response({"*": asdict(self.faults.everywhere),
