@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -105,6 +106,12 @@ def _pagination_paths(site_dir: Path, source: str) -> set[str]:
     return {"/" + entry["path"].removesuffix("index.html") for entry in manifest["pagination"] if entry["of"] == source}
 
 
+def _dated_post_paths(site_dir: Path) -> set[str]:
+    """The posts the flink listing links to: dated paths /YYYY/MM/DD/slug/."""
+    pages = [site_dir / "site" / "posts" / "index.html", *sorted((site_dir / "site" / "posts" / "page").glob("*/index.html"))]
+    return {href for page in pages for href in re.findall(r'href="(/\d{4}/\d{2}/\d{2}/[^"/]+/)"', page.read_text())}
+
+
 @pytest.mark.data
 def test_flink_posts_pagination_is_followed_to_its_end_through_kafka(pipeline_env, data_dir):
     site_dir = data_dir / "sites" / "flink-apache-org"
@@ -118,11 +125,19 @@ def test_flink_posts_pagination_is_followed_to_its_end_through_kafka(pipeline_en
         assert expected <= {urlsplit(row["url"]).path for row in followed}
         assert summary["multipage_sources"] == 1
         assert summary["pages_tagged"] == summary["pages_ok"]
+        # Every dated post of the 24 pages is a record of the source in ClickHouse, and none is "new" on the
+        # first read.
+        records = cli_json(["records", source], env)
+        posts = {path for path in _dated_post_paths(site_dir) if path}
+        assert len(posts) == 237
+        assert posts <= {urlsplit(record["item_url"]).path for record in records}
+        assert summary["records_read"] >= 237 and summary["new_items"] == 0
         # No BFS: every fetch is the source page or a page of its list.
         reasons = cli_json(["sql", "SELECT DISTINCT reason FROM fetches"], env)
         assert {row["reason"] for row in reasons} == {"source", "paginate"}
         # The default budget: 10 pages of the list, the source page included.
         budgeted = cli_json(["crawl", "--sources", "--seeds", source], pipeline_env)
         assert budgeted["pages_fetched"] == 10
+        assert budgeted["new_items"] == 0  # read again, nothing on the site changed
     tagged = cli_json(["sql", "SELECT sum(value) AS n FROM metrics WHERE name = 'pages_tagged'"], env)
     assert tagged[0]["n"] == summary["pages_tagged"] + budgeted["pages_tagged"]
