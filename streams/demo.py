@@ -12,8 +12,10 @@ Stages that do not exist yet are reported as not available (null), never faked.
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from dataclasses import dataclass
+from datetime import datetime
 
 from infra.processes import run_to_completion, serve_in_child
 from streams.crawl import CrawlPlan, run_crawl
@@ -21,7 +23,9 @@ from streams.crawl import CrawlPlan, run_crawl
 # Per-site page budget of the BFS in the demo: enough to reach source pages 1–4 clicks deep.
 DEMO_MAX_PAGES = 300
 # Stages still to come; each later issue turns its entry into a figure.
-NOT_YET = ("source_pages_found", "records", "revisits", "new_items_caught")
+NOT_YET = ("source_pages_found", "revisits")
+# Real seconds between reading the source pages and reading them again for new items (phase 3).
+REREAD_AFTER_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,43 @@ def evaluate_pagination(truth: dict, sources_read: list[str], listing_fetches: s
     }
 
 
+def evaluate_records(truth: dict, sources_read: list[str], records: list[tuple[str, str]], budget: int) -> dict:
+    """Records against the truth: precision = records that are items of their source; recall = visible items
+    found, over the sources whose whole list lies within the pagination budget (the others' older items are
+    out of reach by design)."""
+    sources = {source["url"]: source for site in truth.values() for source in site["source_pages"]}
+    items = {url: {item["url"] for item in sources[url]["items"]} for url in sources_read}
+    correct = sum(1 for source, item in records if item in items.get(source, ()))
+    whole = [url for url in sources_read if len(sources[url]["pages"]) <= budget]
+    visible = {(url, item["url"]) for url in whole for item in sources[url]["items"] if item["visible"]}
+    found = len(visible & set(records))
+    return {
+        "records": len(records),
+        "record_precision": round(correct / len(records), 4) if records else None,
+        "record_recall": round(found / len(visible), 4) if visible else None,
+        "record_recall_sources": len(whole),
+    }
+
+
+def evaluate_new_items(truth: dict, sources_read: list[str], detected: list[tuple[str, str]],
+                       first_read: tuple[datetime, datetime], reread_started: datetime) -> dict:
+    """New items found by the re-read against the truth (times are the simulated clock's): precision =
+    detected items that are items of their source published after the first read began; recall = items
+    published between the end of the first read and the start of the re-read that were detected (an item
+    published while a read runs may fall on either side of it)."""
+    sources = {source["url"]: source for site in truth.values() for source in site["source_pages"]}
+    published = {(url, item["url"]): datetime.fromisoformat(item["published_at"])
+                 for url in sources_read for item in sources[url]["items"]}
+    correct = sum(1 for key in detected if key in published and published[key] > first_read[0])
+    due = {key for key, at in published.items() if first_read[1] < at <= reread_started}
+    return {
+        "new_items_caught": len(detected),
+        "new_item_precision": round(correct / len(detected), 4) if detected else None,
+        "new_items_due": len(due),
+        "new_item_recall": round(len(due & set(detected)) / len(due), 4) if due else None,
+    }
+
+
 def _write_metrics(figures: dict, crawl_id: str) -> None:
     from agents.sink_rows import rows_for
     from infra.clickhouse import ClickHouse
@@ -87,29 +128,66 @@ def _fetched_urls(crawl_id: str) -> set[str]:
     return {row[0] for row in rows}
 
 
-def _read_sources(truth: dict, fetched: set[str], plan: DemoPlan) -> dict:
-    """Phase 2: read the reached source pages, following their pagination through Kafka (a crawl of its
-    own, in a child process: phase 1's worker ran in this one).
+def _control(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def _sim_now(control: str) -> datetime:
+    return datetime.fromisoformat(_control(control + "/__clock__")["now"])
+
+
+def _pairs(query: str) -> list[tuple[str, str]]:
+    from infra.settings import get_settings
+    from infra.sql_owner import query_clickhouse
+
+    _, rows = query_clickhouse(get_settings().clickhouse_dsn, query)
+    return [(row[0], row[1]) for row in rows]
+
+
+def _in_list(urls: list[str]) -> str:
+    return ", ".join("'" + url.replace("\\", "\\\\").replace("'", "\\'") + "'" for url in urls)
+
+
+def _read_sources(control: str, fetched: set[str], plan: DemoPlan) -> dict:
+    """Phase 2: read the reached source pages — pagination followed and records extracted through Kafka (a
+    crawl of its own, in a child process: phase 1's worker ran in this one). Phase 3: read them again a
+    little later and count the new items the pipeline reports on changes.detected.
 
     Until the source-page classifier exists, the reached source pages are picked with the simulated
     web's truth (an oracle stand-in, reported as such); everything after the pick is the real pipeline."""
     from infra.settings import get_settings
 
+    truth = _control(control + "/__truth__")
     reached = [source["url"] for site in truth.values() for source in site["source_pages"]
                if source["url"] in fetched]
     selection = "oracle (simulated web truth) until the source-page classifier lands"
     if not reached:
         return {"source_selection": selection, "sources_read": 0}
+    read = ["crawl", "--sources", "--time-limit", str(plan.duration), "--seeds", *reached]
+    budget = get_settings().pagination_max_pages
     try:
-        crawl = run_to_completion(["crawl", "--sources", "--time-limit", str(plan.duration), "--seeds", *reached],
-                                  timeout=plan.duration + 120)
+        started = _sim_now(control)
+        crawl = run_to_completion(read, timeout=plan.duration + 120)
+        ended = _sim_now(control)
+        records = _pairs(f"SELECT source_url, item_url FROM records WHERE source_url IN ({_in_list(reached)})")
+        time.sleep(REREAD_AFTER_SECONDS)
+        reread_started = _sim_now(control)
+        again = run_to_completion(read, timeout=plan.duration + 120)
     except RuntimeError as error:
         return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
-    figures = evaluate_pagination(truth, reached, _fetched_urls(crawl["crawl_id"]),
-                                  get_settings().pagination_max_pages)
-    return {"source_selection": selection, "sources_read": len(reached), "crawl_id": crawl["crawl_id"],
-            "pages_fetched": crawl["pages_fetched"], "pages_tagged": crawl["pages_tagged"],
-            "multipage_sources": crawl["multipage_sources"], **figures}
+    detected = _pairs(f"SELECT source_url, item_url FROM changes WHERE crawl_id = '{again['crawl_id']}'")
+    return {
+        "source_selection": selection, "sources_read": len(reached), "crawl_id": crawl["crawl_id"],
+        "pages_fetched": crawl["pages_fetched"], "pages_tagged": crawl["pages_tagged"],
+        "multipage_sources": crawl["multipage_sources"],
+        **evaluate_pagination(truth, reached, _fetched_urls(crawl["crawl_id"]), budget),
+        "records": evaluate_records(truth, reached, records, budget) | {"records_read": crawl["records_read"]},
+        "reread": {"crawl_id": again["crawl_id"], "pages_fetched": again["pages_fetched"],
+                   "simulated_hours_between_reads": round((reread_started - ended).total_seconds() / 3600, 2),
+                   **evaluate_new_items(_control(control + "/__truth__"), reached, detected, (started, ended),
+                                        reread_started)},
+    }
 
 
 def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
@@ -121,16 +199,19 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
     with serve_in_child(argv) as served:
         homepages = list(served["sites"].values())
         code, crawl = run_crawl(CrawlPlan(homepages, DEMO_MAX_PAGES, 50, plan.duration), show_progress)
-        with urllib.request.urlopen(served["control"] + "/__truth__", timeout=60) as response:
-            truth = json.loads(response.read())
+        truth = _control(served["control"] + "/__truth__")
         if not crawl:
             return {"sites": plan.sites, "error": f"the crawl stopped before its summary (exit {code}: interrupted "
                                                   "or failed); what it fetched is in ClickHouse"}
         fetched = _fetched_urls(crawl["crawl_id"])
-        reading = _read_sources(truth, fetched, plan)
+        reading = _read_sources(served["control"], fetched, plan)
     figures = evaluate_against_truth(truth, fetched, crawl["pages_fetched"])
+    records, new_items = reading.get("records", {}), reading.get("reread", {})
     _write_metrics({**{k: figures[k] for k in ("harvest_rate", "unit_cost", "source_pages_reached")},
-                    **{k: reading.get(k) for k in ("pagination_recall", "pagination_precision")}}, crawl["crawl_id"])
+                    **{k: reading.get(k) for k in ("pagination_recall", "pagination_precision")},
+                    **{k: records.get(k) for k in ("record_precision", "record_recall")},
+                    **{k: new_items.get(k) for k in ("new_items_caught", "new_item_precision", "new_item_recall")}},
+                   crawl["crawl_id"])
     return {
         "sites": plan.sites,
         "crawl_id": crawl["crawl_id"],
@@ -140,6 +221,8 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
         "errors": crawl["errors"],
         "links_found": crawl["links_found"],
         **{name: None for name in NOT_YET},
+        "records": records.get("records"),
+        "new_items_caught": new_items.get("new_items_caught"),
         "metrics": {
             "timeliness": None,
             "friendliness": None,
@@ -149,7 +232,7 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
         "bfs_source_pages_reached": figures["source_pages_reached"],
         "source_pages_in_web": figures["source_pages_in_web"],
         "fetch_to_clickhouse_ms_p50": crawl["fetch_to_clickhouse_ms_p50"],
-        "pagination": reading,
+        "reading": reading,
     }
 
 
@@ -167,7 +250,7 @@ def print_summary(summary: dict) -> None:
         f"  harvest rate         {metrics['harvest_rate']}",
         f"  unit cost            {metrics['unit_cost']} fetches per source page reached",
     ]
-    reading = summary["pagination"]
+    reading = summary["reading"]
     if "error" in reading:
         lines.append(f"  pagination           reading the source pages failed: {reading['error']}")
     elif reading.get("crawl_id"):
@@ -176,6 +259,16 @@ def print_summary(summary: dict) -> None:
             f"{reading['multipage_sources']} multi-page, {reading['list_pages_fetched']} of "
             f"{reading['list_pages_reachable']} list pages within budget fetched "
             f"(recall {reading['pagination_recall']}, precision {reading['pagination_precision']})")
+        records, reread = reading["records"], reading["reread"]
+        lines.append(
+            f"  records              {records['records']} items of {reading['sources_read']} source pages in ClickHouse "
+            f"(precision {records['record_precision']}, recall {records['record_recall']} over the "
+            f"{records['record_recall_sources']} lists within the page budget)")
+        lines.append(
+            f"  new items            {reread['new_items_caught']} on changes.detected when re-read "
+            f"{reread['simulated_hours_between_reads']} simulated hours later (precision "
+            f"{reread['new_item_precision']}, recall {reread['new_item_recall']} of {reread['new_items_due']} "
+            "published between the reads)")
     lines += [f"  {name.replace('_', ' '):<20} not yet available" for name in (*NOT_YET, "timeliness", "friendliness")]
     lines.append(f"  crawl {summary['crawl_id']}: query it with `sourcewatch sql \"SELECT … FROM fetches\"`")
     print("\n".join(lines))

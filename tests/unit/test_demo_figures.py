@@ -1,6 +1,8 @@
 """The demo's figures against the simulated web's truth."""
 
-from streams.demo import evaluate_pagination
+from datetime import datetime
+
+from streams.demo import evaluate_new_items, evaluate_pagination, evaluate_records
 
 TRUTH = {"site-0": {"source_pages": [
     {"url": "http://a/news/", "pages": ["http://a/news/", "http://a/news/?page=2", "http://a/news/?page=3"]},
@@ -22,3 +24,38 @@ def test_pagination_recall_counts_only_what_the_budget_allows_and_precision_the_
 def test_no_source_read_gives_no_figures():
     figures = evaluate_pagination(TRUTH, [], set(), 10)
     assert figures["pagination_recall"] is None and figures["pagination_precision"] is None
+
+
+def _item(url: str, published: str, visible: bool = True) -> dict:
+    return {"url": url, "published_at": published, "visible": visible}
+
+
+ITEMS = {"site-0": {"source_pages": [
+    {"url": "http://a/news/", "pages": ["http://a/news/"], "items": [
+        _item("http://a/news/1", "2026-01-05T08:00:00+00:00"), _item("http://a/news/2", "2026-01-05T10:00:00+00:00"),
+        _item("http://a/news/3", "2026-01-05T12:30:00+00:00", visible=False),
+        _item("http://a/news/4", "2026-01-05T20:00:00+00:00", visible=False)]},
+    {"url": "http://a/blog/", "pages": [f"http://a/blog/{n}" for n in range(12)], "items": [
+        _item("http://a/blog/x", "2026-01-01T00:00:00+00:00")]},
+]}}
+
+
+def test_record_precision_counts_items_of_their_source_and_recall_only_lists_within_budget():
+    records = [("http://a/news/", "http://a/news/1"), ("http://a/news/", "http://a/about/"),
+               ("http://a/blog/", "http://a/blog/x")]
+    figures = evaluate_records(ITEMS, ["http://a/news/", "http://a/blog/"], records, budget=10)
+    assert figures["record_precision"] == round(2 / 3, 4)
+    # The blog's 12 pages exceed the budget: only the news list counts for recall (1 of its 2 visible items).
+    assert figures["record_recall"] == 0.5 and figures["record_recall_sources"] == 1
+
+
+def test_new_items_are_judged_by_when_they_were_published():
+    first_read = (datetime.fromisoformat("2026-01-05T09:00:00+00:00"), datetime.fromisoformat("2026-01-05T11:00:00+00:00"))
+    reread = datetime.fromisoformat("2026-01-05T14:00:00+00:00")
+    detected = [("http://a/news/", "http://a/news/2"), ("http://a/news/", "http://a/news/3"),
+                ("http://a/news/", "http://a/news/1")]
+    figures = evaluate_new_items(ITEMS, ["http://a/news/"], detected, first_read, reread)
+    # news/2 was published during the first read (either side is right), news/3 between the reads, news/1 before.
+    assert figures["new_item_precision"] == round(2 / 3, 4)
+    assert figures["new_items_due"] == 1 and figures["new_item_recall"] == 1.0
+    assert evaluate_new_items(ITEMS, ["http://a/news/"], [], first_read, reread)["new_item_precision"] is None
