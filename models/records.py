@@ -39,6 +39,7 @@ LINKED_SHARE = 0.5
 UNLINKED_WEIGHT = 0.5
 # A finer region inside a region's records replaces it when it holds this share of the region's text.
 WRAPPER_TEXT_SHARE = 0.5
+MERGED_TEXT_SHARE = 0.8
 NAVIGATION_TAGS = frozenset({"nav", "header", "footer", "aside"})
 BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "br",
                         "tr", "td", "th", "table", "section", "article", "header", "footer", "aside", "main",
@@ -202,21 +203,50 @@ def _candidate(region: DataRegion, base_url: str) -> _Candidate | None:
     return _Candidate(region, records, texts, letters * weight, elements, sum(len(text) for text in texts))
 
 
+def _finer(inners: list[_Candidate], outer: _Candidate) -> bool:
+    """Whether these regions inside outer's records hold its data more finely: more records between them and
+    most of its text (almost all of it when several are merged: records with small lists inside — tags, a
+    line of facts — are records, not wrappers)."""
+    share = WRAPPER_TEXT_SHARE if len(inners) == 1 else MERGED_TEXT_SHARE
+    return (sum(len(inner.records) for inner in inners) > len(outer.records)
+            and sum(inner.text_chars for inner in inners) >= share * outer.text_chars)
+
+
+def _merged_candidate(parts: list[_Candidate]) -> _Candidate:
+    """One region of several alike regions (one per record of a wrapper: a table per year, a list per column)."""
+    records = [nodes for part in parts for nodes in part.records]
+    region = DataRegion(parent=parts[0].region.parent, records=records, span=parts[0].region.span)
+    return _Candidate(region, records, [text for part in parts for text in part.texts],
+                      sum(part.score for part in parts), set().union(*(part.elements for part in parts)),
+                      sum(part.text_chars for part in parts))
+
+
 def _without_wrappers(candidates: list[_Candidate]) -> list[_Candidate]:
-    """The candidates that are not wrappers of a finer candidate inside one of their records."""
+    """The candidates with wrappers replaced by what they wrap: a wrapper's records each hold a finer region
+    (one with more records and most of the text replaces it; several built alike, one per record, are merged
+    into one region that replaces it)."""
     owners: dict[lxml.html.HtmlElement, list[int]] = defaultdict(list)
     for index, candidate in enumerate(candidates):
         for element in candidate.elements:
             owners[element].append(index)
-    wrappers: set[int] = set()
+    # outer index → template → the regions built that way inside outer's records
+    inside: dict[int, dict[str, list[_Candidate]]] = defaultdict(lambda: defaultdict(list))
     for inner in candidates:
         parent = inner.region.parent
-        for ancestor in (parent, *parent.iterancestors()):
-            for index in owners.get(ancestor, ()):
-                outer = candidates[index]
-                if len(inner.records) > len(outer.records) and inner.text_chars >= WRAPPER_TEXT_SHARE * outer.text_chars:
-                    wrappers.add(index)
-    return [candidate for index, candidate in enumerate(candidates) if index not in wrappers]
+        for index in {i for ancestor in (parent, *parent.iterancestors()) for i in owners.get(ancestor, ())}:
+            inside[index][_template(inner)].append(inner)
+    kept: list[_Candidate] = []
+    merged: dict[frozenset, _Candidate] = {}
+    for index, outer in enumerate(candidates):
+        groups = [group for group in inside[index].values() if _finer(group, outer)]
+        if any(len(group) == 1 for group in groups):
+            continue
+        if groups:
+            candidate = _merged_candidate(max(groups, key=lambda group: sum(c.score for c in group)))
+            merged.setdefault(frozenset(candidate.elements), candidate)
+            continue
+        kept.append(outer)
+    return kept + list(merged.values())
 
 
 def tag_path(element: lxml.html.HtmlElement) -> str:
