@@ -57,13 +57,21 @@ class TagStrings:
     def __init__(self) -> None:
         self.codes: dict[str, int] = {}
         self.cache: dict[lxml.html.HtmlElement, tuple[int, ...]] = {}
+        self._children: dict[lxml.html.HtmlElement, list[lxml.html.HtmlElement]] = {}
+
+    def children(self, element: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+        """element_children, once per element (lxml builds a new proxy on every child access)."""
+        found = self._children.get(element)
+        if found is None:
+            found = self._children[element] = element_children(element)
+        return found
 
     def of(self, element: lxml.html.HtmlElement) -> tuple[int, ...]:
         cached = self.cache.get(element)
         if cached is not None:
             return cached
         sequence = [self.codes.setdefault(element.tag, len(self.codes))]
-        for child in element_children(element):
+        for child in self.children(element):
             if len(sequence) >= TAG_STRING_CAP:
                 break
             sequence.extend(self.of(child))
@@ -72,6 +80,8 @@ class TagStrings:
         return result
 
     def of_group(self, elements: list[lxml.html.HtmlElement]) -> tuple[int, ...]:
+        if len(elements) == 1:
+            return self.of(elements[0])
         return tuple(code for element in elements for code in self.of(element))[:TAG_STRING_CAP * 2]
 
     def alike(self, left: list[lxml.html.HtmlElement], right: list[lxml.html.HtmlElement]) -> bool:
@@ -125,7 +135,7 @@ def _runs(children: list[lxml.html.HtmlElement], tags: TagStrings, span: int, st
 def _regions_under(parent: lxml.html.HtmlElement, tags: TagStrings) -> list[tuple[int, int, int]]:
     """MDR's region choice under one parent: (span, first child, generalized nodes) of non-overlapping runs,
     those covering the most children first and, for about equal cover, the smaller span."""
-    children = element_children(parent)
+    children = tags.children(parent)
     if len(children) < 2:
         return []
     candidates = [(span, first, count)
@@ -152,7 +162,7 @@ def _row_children_are_records(rows: list[list[lxml.html.HtmlElement]], tags: Tag
     if any(len(row) != 1 for row in rows):
         return False
     for (row,) in rows:
-        cells = element_children(row)
+        cells = tags.children(row)
         if len(cells) < 2:
             return False
         if any(len(tags.of(cell)) < MIN_CELL_TAGS or not _has_link(cell) for cell in cells):
@@ -191,12 +201,12 @@ def find_data_regions(root: lxml.html.HtmlElement) -> list[DataRegion]:
     for parent in (body if body is not None else root).iter():
         if not isinstance(parent.tag, str) or parent.tag in IGNORED_TAGS:
             continue
-        children = element_children(parent)
+        children = tags.children(parent)
         runs = [[children[first + i * span:first + (i + 1) * span] for i in range(count)]
                 for span, first, count in _regions_under(parent, tags)]
         for records in _merged(runs, tags):
             if _row_children_are_records(records, tags):
-                cells = [[cell] for (row,) in records for cell in element_children(row)]
+                cells = [[cell] for (row,) in records for cell in tags.children(row)]
                 regions.append(DataRegion(parent=parent, records=cells, span=1, from_rows=True))
             else:
                 regions.append(DataRegion(parent=parent, records=records, span=len(records[0])))

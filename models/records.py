@@ -47,6 +47,7 @@ BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h
 CONTENT_TAGS = frozenset({"main", "article"})
 NAVIGATION_ROLES = frozenset({"navigation", "banner", "contentinfo", "menu", "menubar"})
 INVISIBLE_TAGS = ("script", "style", "noscript", "template")
+_MAYBE_HIDDEN = lxml.etree.XPath("//*[@hidden or @aria-hidden or @style]")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 _NOT_ITEM_LINKS = ("#", "javascript:", "mailto:", "tel:", "data:")
@@ -91,25 +92,15 @@ def normalize_space(text: str) -> str:
 
 
 def _text(elements: Iterable[lxml.html.HtmlElement]) -> str:
-    """The elements' text as a reader sees it: block elements separated ("Meetup 1" and "March 1, 2024" in two
-    paragraphs do not run together), inline ones not ("<b>Meet</b>up" stays one word)."""
-    parts: list[str] = []
-    for element in elements:
-        for event, node in lxml.etree.iterwalk(element, events=("start", "end")):
-            if not isinstance(node.tag, str):  # a comment or processing instruction: only its tail is text
-                if event == "end" and node.tail:
-                    parts.append(node.tail)
-                continue
-            if event == "start":
-                if node.tag in BLOCK_TAGS:
-                    parts.append(" ")
-                parts.append(node.text or "")
-            else:
-                if node.tag in BLOCK_TAGS:
-                    parts.append(" ")
-                if node is not element:
-                    parts.append(node.tail or "")
-    return normalize_space("".join(parts))
+    return normalize_space(" ".join(element.text_content() for element in elements))
+
+
+def _separate_blocks(root: lxml.html.HtmlElement) -> None:
+    """Put a space at both edges of every block element, so that text_content() reads as a reader sees it:
+    "Meetup 1" and "March 1, 2024" in two paragraphs do not run together, "<b>Meet</b>up" stays one word."""
+    for element in root.iter(*BLOCK_TAGS):
+        element.text = " " + (element.text or "")
+        element.tail = " " + (element.tail or "")
 
 
 def item_link(base_url: str, href: str | None) -> str:
@@ -258,9 +249,8 @@ def _drop_invisible(root: lxml.html.HtmlElement) -> None:
     """Remove what a reader never sees: scripts, styles and elements hidden by attribute or inline style
     (their text would otherwise count as record text)."""
     lxml.etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
-    hidden = [element for element in root.iter() if isinstance(element.tag, str) and (
-        element.get("hidden") is not None or element.get("aria-hidden") == "true"
-        or _HIDDEN_STYLE.search(element.get("style") or ""))]
+    hidden = [element for element in _MAYBE_HIDDEN(root) if element.get("hidden") is not None
+              or element.get("aria-hidden") == "true" or _HIDDEN_STYLE.search(element.get("style") or "")]
     for element in hidden:
         if element.getparent() is not None:
             element.drop_tree()
@@ -271,10 +261,12 @@ RegionFinder = Callable[[lxml.html.HtmlElement], list[DataRegion]]
 
 def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str,
                       find_regions: RegionFinder = find_data_regions) -> list[_Candidate]:
-    """The page's data regions, best first. Removes the page's invisible elements from `root`."""
+    """The page's data regions, best first. Changes `root`: removes its invisible elements and spaces its
+    blocks apart."""
     if root is None:
         return []
     _drop_invisible(root)
+    _separate_blocks(root)
     candidates = [c for region in find_regions(root) if (c := _candidate(region, base_url))]
     return sorted(_without_wrappers(candidates), key=lambda c: -c.score)
 
