@@ -49,8 +49,21 @@ def _utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> dat
         return None
 
 
-def date_in_text(text: str) -> datetime | None:
-    """The first date written in the text, or None."""
+def numeric_day_first(texts: list[str], language: str = "") -> bool:
+    """Whether a list's numeric dates (3/4/2024) put the day first: decided by any of its dates that can only
+    be read one way (25/03/2024, 03/25/2024), else by the page's language — month first only in US English."""
+    for text in texts:
+        for match in _NUMERIC.finditer(text):
+            first, second = int(match[1]), int(match[2])
+            if first > 12 >= second:
+                return True
+            if second > 12 >= first:
+                return False
+    return not language.lower().startswith(("en-us", "en_us")) and language.lower() not in ("en", "")
+
+
+def date_in_text(text: str, day_first: bool = False) -> datetime | None:
+    """The first date written in the text, or None; numeric dates read day first when `day_first`."""
     found: list[tuple[int, datetime]] = []
     if match := _ISO.search(text):
         hour, minute = (int(match[4]), int(match[5])) if match[4] else (0, 0)
@@ -65,8 +78,8 @@ def date_in_text(text: str) -> datetime | None:
     if match := _NUMERIC.search(text):
         first, second, year = int(match[1]), int(match[2]), int(match[3])
         year += 2000 if year < 100 else 0
-        # Month first (US) unless that cannot be a date; then day first.
-        if date := _utc(year, first, second) or _utc(year, second, first):
+        month, day = (second, first) if day_first else (first, second)
+        if date := _utc(year, month, day) or _utc(year, day, month):
             found.append((match.start(), date))
     months = month_numbers()
     for pattern, day_group, month_group in ((_DAY_MONTH_YEAR, 1, 2), (_MONTH_DAY_YEAR, 2, 1)):
@@ -78,7 +91,7 @@ def date_in_text(text: str) -> datetime | None:
     return min(found, key=lambda item: item[0])[1] if found else None
 
 
-def record_date(elements: list[lxml.html.HtmlElement], text: str) -> datetime | None:
+def record_date(elements: list[lxml.html.HtmlElement], text: str, day_first: bool = False) -> datetime | None:
     """A record's date: a <time datetime> or similar attribute inside it, else the first date in its text."""
     for element in elements:
         for node in element.iter("time", "meta", "span", "abbr"):
@@ -86,4 +99,4 @@ def record_date(elements: list[lxml.html.HtmlElement], text: str) -> datetime | 
                 value = node.get(name)
                 if value and (date := date_in_text(value)):
                     return date
-    return date_in_text(text)
+    return date_in_text(text, day_first)

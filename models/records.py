@@ -29,7 +29,7 @@ import lxml.etree
 import lxml.html
 
 from models.data_regions import DataRegion, element_children, find_data_regions
-from models.record_dates import record_date
+from models.record_dates import numeric_day_first, record_date
 
 SNIPPET_CHARS = 300
 TITLE_CHARS = 300
@@ -145,11 +145,12 @@ def _anchor_text(elements: list[lxml.html.HtmlElement]) -> str:
     return max(texts, key=len, default="")
 
 
-def build_record(elements: list[lxml.html.HtmlElement], base_url: str, position: int) -> ExtractedRecord:
+def build_record(elements: list[lxml.html.HtmlElement], base_url: str, position: int,
+                 day_first: bool = False) -> ExtractedRecord:
     text = _text(elements)
     url, title = _main_link(elements, base_url)
     title = title or _heading_text(elements) or _anchor_text(elements) or text
-    return ExtractedRecord(item_url=url, title=title[:TITLE_CHARS], date=record_date(elements, text),
+    return ExtractedRecord(item_url=url, title=title[:TITLE_CHARS], date=record_date(elements, text, day_first),
                            snippet=text[:SNIPPET_CHARS], position=position, text=text)
 
 
@@ -200,7 +201,16 @@ def _finer(inners: list[_Candidate], outer: _Candidate) -> bool:
     line of facts — are records, not wrappers)."""
     share = WRAPPER_TEXT_SHARE if len(inners) == 1 else MERGED_TEXT_SHARE
     return (sum(len(inner.records) for inner in inners) > len(outer.records)
-            and sum(inner.text_chars for inner in inners) >= share * outer.text_chars)
+            and sum(inner.text_chars for inner in inners) >= share * outer.text_chars
+            and _links_inside(outer, set().union(*(inner.elements for inner in inners))))
+
+
+def _links_inside(outer: _Candidate, inner_elements: set[lxml.html.HtmlElement]) -> bool:
+    """Whether the finer regions hold outer's links (a record's title link outside them — beside its date
+    and summary fields — means outer's records are the records and the finer regions their fields)."""
+    links = [a for nodes in outer.records for element in nodes for a in element.iter("a") if a.get("href")]
+    inside = sum(1 for a in links if any(node in inner_elements for node in (a, *a.iterancestors())))
+    return inside >= WRAPPER_TEXT_SHARE * len(links)
 
 
 def _merged_candidate(parts: list[_Candidate]) -> _Candidate:
@@ -276,7 +286,9 @@ def _extraction(candidates: list[_Candidate], chosen: _Candidate | None, base_ur
     texts += [""] * (2 - len(texts))
     if chosen is None:
         return Extraction(region_texts=(texts[0], texts[1]), regions=len(candidates))
-    records = [build_record(nodes, base_url, position) for position, nodes in enumerate(chosen.records)]
+    language = chosen.region.parent.getroottree().getroot().get("lang") or ""
+    day_first = numeric_day_first(chosen.texts, language)
+    records = [build_record(nodes, base_url, position, day_first) for position, nodes in enumerate(chosen.records)]
     return Extraction(records=records, template=_template(chosen),
                       region_texts=(texts[0], texts[1]), regions=len(candidates))
 

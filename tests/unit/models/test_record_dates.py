@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from models.dom import parse_html
-from models.record_dates import date_in_text, record_date
+from models.record_dates import date_in_text, numeric_day_first, record_date
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -19,6 +19,7 @@ from models.record_dates import date_in_text, record_date
     ("112年3月5日", (2023, 3, 5)),
     ("12/25/2023", (2023, 12, 25)),
     ("25.12.2023", (2023, 12, 25)),
+    ("03/04/2023", (2023, 3, 4)),
     ("on 2023-11-29 news", (2023, 11, 29)),
 ])
 def test_dates_in_text(text, expected):
@@ -38,3 +39,11 @@ def test_a_time_element_beats_the_text():
     root = parse_html('<li><time datetime="2024-06-01T18:30">next Saturday</time> (written 2024-05-20)</li>')
     assert record_date([root.find(".//li")], "next Saturday (written 2024-05-20)") == \
         datetime(2024, 6, 1, 18, 30, tzinfo=UTC)
+
+
+def test_a_lists_numeric_dates_are_read_one_way():
+    assert numeric_day_first(["03/04/2024", "25/03/2024"]) is True  # 25 cannot be a month
+    assert numeric_day_first(["03/04/2024", "03/25/2024"], "de") is False  # 25 cannot be a month
+    assert numeric_day_first(["03/04/2024"], "es") is True
+    assert numeric_day_first(["03/04/2024"], "en-US") is False
+    assert date_in_text("03/04/2024", day_first=True) == datetime(2024, 4, 3, tzinfo=UTC)
