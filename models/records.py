@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 from datetime import datetime
@@ -266,18 +266,14 @@ def _drop_invisible(root: lxml.html.HtmlElement) -> None:
             element.drop_tree()
 
 
-RegionFinder = Callable[[lxml.html.HtmlElement], list[DataRegion]]
-
-
-def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str,
-                      find_regions: RegionFinder = find_data_regions) -> list[_Candidate]:
+def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[_Candidate]:
     """The page's data regions, best first. Changes `root`: removes its invisible elements and spaces its
     blocks apart."""
     if root is None:
         return []
     _drop_invisible(root)
     _separate_blocks(root)
-    candidates = [c for region in find_regions(root) if (c := _candidate(region, base_url))]
+    candidates = [c for region in find_data_regions(root) if (c := _candidate(region, base_url))]
     return sorted(_without_wrappers(candidates), key=lambda c: -c.score)
 
 
@@ -293,11 +289,10 @@ def _extraction(candidates: list[_Candidate], chosen: _Candidate | None, base_ur
                       region_texts=(texts[0], texts[1]), regions=len(candidates))
 
 
-def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str = "",
-                    find_regions: RegionFinder = find_data_regions) -> Extraction:
+def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str = "") -> Extraction:
     """The records of one page's main data region — the region built like `template` (from an earlier page
     of the same list) where the page has one; no records when the page has no repeated structure."""
-    candidates = ranked_candidates(root, base_url, find_regions)
+    candidates = ranked_candidates(root, base_url)
     chosen = next((c for c in candidates if template and _template(c) == template), None)
     if chosen is None and template and root is not None:
         chosen = _single_record(root, template, base_url)
@@ -352,21 +347,32 @@ def extract_list(pages: Sequence[tuple[lxml.html.HtmlElement | None, str]]) -> l
     return extractions
 
 
-def sibling_groups(root: lxml.html.HtmlElement) -> list[DataRegion]:
-    """The baseline's regions: under each element, its children grouped by tag and class attribute."""
-    regions = []
+def sibling_group_baseline(root: lxml.html.HtmlElement | None, base_url: str) -> list[ExtractedRecord]:
+    """The baseline: under each element, its children grouped by tag and class attribute; the group with the
+    most letters wins, skipping wrapper groups (whose members hold a group with more members and at least
+    half their letters). No data-region mining, no ranking beyond size."""
+    if root is None:
+        return []
+    _drop_invisible(root)
+    _separate_blocks(root)
+    groups: list[tuple[list[lxml.html.HtmlElement], int]] = []
     for parent in root.iter():
         if not isinstance(parent.tag, str):
             continue
-        groups: dict[tuple[str, str], list[list[lxml.html.HtmlElement]]] = defaultdict(list)
+        by_class: dict[tuple[str, str], list[lxml.html.HtmlElement]] = defaultdict(list)
         for child in element_children(parent):
-            groups[(child.tag, child.get("class") or "")].append([child])
-        regions.extend(DataRegion(parent=parent, records=records, span=1)
-                       for records in groups.values() if len(records) >= 2)
-    return regions
-
-
-def sibling_group_baseline(root: lxml.html.HtmlElement | None, base_url: str) -> list[ExtractedRecord]:
-    """The baseline: the best group of an element's children sharing tag and class, ranked and filtered
-    exactly as MDR's regions are (so the difference measured is MDR's region mining)."""
-    return extract_records(root, base_url, find_regions=sibling_groups).records
+            by_class[(child.tag, child.get("class") or "")].append(child)
+        for members in by_class.values():
+            letters = sum(1 for character in _text(members) if character.isalpha())
+            if len(members) >= 2 and letters:
+                groups.append((members, letters))
+    owner = {member: index for index, (members, _) in enumerate(groups) for member in members}
+    wrappers = set()
+    for members, letters in groups:
+        for ancestor in members[0].iterancestors():
+            index = owner.get(ancestor)
+            if index is not None and len(members) > len(groups[index][0]) and letters >= groups[index][1] / 2:
+                wrappers.add(index)
+    ranked = sorted((group for index, group in enumerate(groups) if index not in wrappers), key=lambda g: -g[1])
+    best = ranked[0][0] if ranked else []
+    return [build_record([element], base_url, position) for position, element in enumerate(best)]
