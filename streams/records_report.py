@@ -38,6 +38,8 @@ def evaluate_records(directory: Path, progress_bar: ProgressFactory) -> dict:
         lists = list(load_snapshot_lists(directory))
         return {"data": kind, **evaluate_snapshots(lists), "baseline": evaluate_snapshots(lists, baseline=True)}
     pages = list(load_city_scrapers(directory) if kind == "city-scrapers" else load_estuka(directory))
+    if not pages:
+        raise NoRecordData(f"{directory}: no readable pages ({kind} labels, but their HTML files are missing)")
     evaluate = evaluate_city_scrapers if kind == "city-scrapers" else evaluate_estuka
     results = {}
     for name, extractor in EXTRACTORS.items():
