@@ -12,10 +12,11 @@ Stages that do not exist yet are reported as not available (null), never faked.
 from __future__ import annotations
 
 import json
+import statistics
 import time
 import urllib.request
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from infra.processes import run_to_completion, serve_in_child
 from streams.crawl import CrawlPlan, run_crawl
@@ -84,22 +85,20 @@ def evaluate_records(truth: dict, sources_read: list[str], records: list[tuple[s
     }
 
 
-def evaluate_new_items(truth: dict, sources_read: list[str], detected: list[tuple[str, str]],
-                       first_read: tuple[datetime, datetime], reread_started: datetime) -> dict:
-    """New items found by the re-read against the truth (times are the simulated clock's): precision =
-    detected items that are items of their source published after the first read began; recall = items
-    published between the end of the first read and the start of the re-read that were detected (an item
-    published while a read runs may fall on either side of it)."""
+def evaluate_new_items(truth: dict, detected: list[tuple[str, str]],
+                       reads: dict[str, tuple[datetime, datetime]]) -> dict:
+    """New items found by the re-read against the truth. `reads`: source page → the simulated times of its
+    fetch in the first read and in the re-read; an item is due when it was published between the two.
+    Precision = detected items that were due; recall = due items detected."""
     sources = {source["url"]: source for site in truth.values() for source in site["source_pages"]}
-    published = {(url, item["url"]): datetime.fromisoformat(item["published_at"])
-                 for url in sources_read for item in sources[url]["items"]}
-    correct = sum(1 for key in detected if key in published and published[key] > first_read[0])
-    due = {key for key, at in published.items() if first_read[1] < at <= reread_started}
+    due = {(url, item["url"]) for url, (first, second) in reads.items() for item in sources[url]["items"]
+           if first < datetime.fromisoformat(item["published_at"]) <= second}
+    caught = due & set(detected)
     return {
         "new_items_caught": len(detected),
-        "new_item_precision": round(correct / len(detected), 4) if detected else None,
+        "new_item_precision": round(len(caught) / len(detected), 4) if detected else None,
         "new_items_due": len(due),
-        "new_item_recall": round(len(due & set(detected)) / len(due), 4) if due else None,
+        "new_item_recall": round(len(caught) / len(due), 4) if due else None,
     }
 
 
@@ -133,8 +132,13 @@ def _control(url: str) -> dict:
         return json.loads(response.read())
 
 
-def _sim_now(control: str) -> datetime:
-    return datetime.fromisoformat(_control(control + "/__clock__")["now"])
+def _fetch_times(control: str, crawl_id: str, urls: list[str]) -> dict[str, datetime]:
+    """When each URL was first fetched in a crawl, on the simulated web's clock."""
+    clock = _control(control + "/__clock__")
+    real_now, simulated_now = datetime.now(UTC), datetime.fromisoformat(clock["now"])
+    fetched = _pairs(f"SELECT url, min(fetched_at) FROM fetches WHERE crawl_id = '{crawl_id}' "
+                     f"AND url IN ({_in_list(urls)}) GROUP BY url")
+    return {url: simulated_now - (real_now - at.replace(tzinfo=UTC)) * clock["speed"] for url, at in fetched}
 
 
 def _pairs(query: str) -> list[tuple[str, str]]:
@@ -152,7 +156,8 @@ def _in_list(urls: list[str]) -> str:
 def _read_sources(control: str, fetched: set[str], plan: DemoPlan) -> dict:
     """Phase 2: read the reached source pages — pagination followed and records extracted through Kafka (a
     crawl of its own, in a child process: phase 1's worker ran in this one). Phase 3: read them again a
-    little later and count the new items the pipeline reports on changes.detected.
+    little later and score the new items the pipeline reports on changes.detected against the items
+published between the two fetches of each source page.
 
     Until the source-page classifier exists, the reached source pages are picked with the simulated
     web's truth (an oracle stand-in, reported as such); everything after the pick is the real pipeline."""
@@ -167,16 +172,15 @@ def _read_sources(control: str, fetched: set[str], plan: DemoPlan) -> dict:
     read = ["crawl", "--sources", "--time-limit", str(plan.duration), "--seeds", *reached]
     budget = get_settings().pagination_max_pages
     try:
-        started = _sim_now(control)
         crawl = run_to_completion(read, timeout=plan.duration + 120)
-        ended = _sim_now(control)
         records = _pairs(f"SELECT source_url, item_url FROM records WHERE source_url IN ({_in_list(reached)})")
         time.sleep(REREAD_AFTER_SECONDS)
-        reread_started = _sim_now(control)
         again = run_to_completion(read, timeout=plan.duration + 120)
     except RuntimeError as error:
         return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
     detected = _pairs(f"SELECT source_url, item_url FROM changes WHERE crawl_id = '{again['crawl_id']}'")
+    first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
+    reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
     return {
         "source_selection": selection, "sources_read": len(reached), "crawl_id": crawl["crawl_id"],
         "pages_fetched": crawl["pages_fetched"], "pages_tagged": crawl["pages_tagged"],
@@ -184,9 +188,9 @@ def _read_sources(control: str, fetched: set[str], plan: DemoPlan) -> dict:
         **evaluate_pagination(truth, reached, _fetched_urls(crawl["crawl_id"]), budget),
         "records": evaluate_records(truth, reached, records, budget) | {"records_read": crawl["records_read"]},
         "reread": {"crawl_id": again["crawl_id"], "pages_fetched": again["pages_fetched"],
-                   "simulated_hours_between_reads": round((reread_started - ended).total_seconds() / 3600, 2),
-                   **evaluate_new_items(_control(control + "/__truth__"), reached, detected, (started, ended),
-                                        reread_started)},
+                   "simulated_hours_between_reads": round(statistics.fmean(
+                       (b - a).total_seconds() / 3600 for a, b in reads.values()), 2) if reads else None,
+                   **evaluate_new_items(_control(control + "/__truth__"), detected, reads)},
     }
 
 
@@ -267,8 +271,8 @@ def print_summary(summary: dict) -> None:
         lines.append(
             f"  new items            {reread['new_items_caught']} on changes.detected when re-read "
             f"{reread['simulated_hours_between_reads']} simulated hours later (precision "
-            f"{reread['new_item_precision']}, recall {reread['new_item_recall']} of {reread['new_items_due']} "
-            "published between the reads)")
+            f"{reread['new_item_precision']}, recall {reread['new_item_recall']} of the {reread['new_items_due']} "
+            "published between the two reads)")
     lines += [f"  {name.replace('_', ' '):<20} not yet available" for name in (*NOT_YET, "timeliness", "friendliness")]
     lines.append(f"  crawl {summary['crawl_id']}: query it with `sourcewatch sql \"SELECT … FROM fetches\"`")
     print("\n".join(lines))

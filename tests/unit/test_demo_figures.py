@@ -49,13 +49,15 @@ def test_record_precision_counts_items_of_their_source_and_recall_only_lists_wit
     assert figures["record_recall"] == 0.5 and figures["record_recall_sources"] == 1
 
 
-def test_new_items_are_judged_by_when_they_were_published():
-    first_read = (datetime.fromisoformat("2026-01-05T09:00:00+00:00"), datetime.fromisoformat("2026-01-05T11:00:00+00:00"))
-    reread = datetime.fromisoformat("2026-01-05T14:00:00+00:00")
+def test_new_items_are_due_when_published_between_the_two_reads_of_their_source():
+    reads = {"http://a/news/": (datetime.fromisoformat("2026-01-05T09:00:00+00:00"),
+                                datetime.fromisoformat("2026-01-05T14:00:00+00:00"))}
     detected = [("http://a/news/", "http://a/news/2"), ("http://a/news/", "http://a/news/3"),
                 ("http://a/news/", "http://a/news/1")]
-    figures = evaluate_new_items(ITEMS, ["http://a/news/"], detected, first_read, reread)
-    # news/2 was published during the first read (either side is right), news/3 between the reads, news/1 before.
+    figures = evaluate_new_items(ITEMS, detected, reads)
+    # news/2 (10:00) and news/3 (12:30) were published between the reads; news/1 (08:00) before the first.
+    assert figures["new_items_due"] == 2 and figures["new_item_recall"] == 1.0
     assert figures["new_item_precision"] == round(2 / 3, 4)
-    assert figures["new_items_due"] == 1 and figures["new_item_recall"] == 1.0
-    assert evaluate_new_items(ITEMS, ["http://a/news/"], [], first_read, reread)["new_item_precision"] is None
+    missed = evaluate_new_items(ITEMS, detected[1:2], reads)
+    assert missed["new_item_recall"] == 0.5 and missed["new_item_precision"] == 1.0
+    assert evaluate_new_items(ITEMS, [], reads)["new_item_precision"] is None
