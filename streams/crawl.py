@@ -106,6 +106,7 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
     """Run the crawl to the end in a worker of this process: (exit code, summary)."""
     from agents.flush_metrics import flush
     from streams import progress
+    from streams.app import app
     from streams.topics import send
     from streams.worker import run_worker
 
@@ -144,6 +145,9 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
         await _metrics_written()
         summary.update(await summarize(crawl_id, crawl.pages_fetched, seconds, timed_out))
         summary.update(records_read=crawl.records_sent, new_items=crawl.new_items_sent)
+        # Table changes (the items each source has listed, the lists' templates) wait in the producer's
+        # buffer; sent before the worker stops, the next worker recovers them from the changelog.
+        await app.producer.flush()
 
     code = run_worker(drive)
     return code, summary
