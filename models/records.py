@@ -29,7 +29,7 @@ import lxml.etree
 import lxml.html
 
 from models.data_regions import DataRegion, element_children, find_data_regions
-from models.record_dates import numeric_day_first, record_date
+from models.record_dates import date_in_text, numeric_day_first, record_date
 
 SNIPPET_CHARS = 300
 TITLE_CHARS = 300
@@ -40,6 +40,7 @@ UNLINKED_WEIGHT = 0.5
 # A finer region inside a region's records replaces it when it holds this share of the region's text.
 WRAPPER_TEXT_SHARE = 0.5
 MERGED_TEXT_SHARE = 0.8
+DATED_BONUS = 1.0
 NAVIGATION_TAGS = frozenset({"nav", "header", "footer", "aside"})
 BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "br",
                         "tr", "td", "th", "table", "section", "article", "header", "footer", "aside", "main",
@@ -192,7 +193,10 @@ def _candidate(region: DataRegion, base_url: str) -> _Candidate | None:
     elements = {element for nodes in records for element in nodes}
     # Size counts letters (any script), so a pager's page numbers or a column of prices weigh nothing.
     letters = sum(1 for text in texts for character in text if character.isalpha())
-    return _Candidate(region, records, texts, letters * weight, elements, sum(len(text) for text in texts))
+    # News and event lists date their items: a dated region outranks an undated one of the same size.
+    dated = sum(1 for text in texts if date_in_text(text) is not None) / len(texts)
+    score = letters * weight * (1 + DATED_BONUS * dated)
+    return _Candidate(region, records, texts, score, elements, sum(len(text) for text in texts))
 
 
 def _finer(inners: list[_Candidate], outer: _Candidate) -> bool:
