@@ -193,10 +193,19 @@ def _candidate(region: DataRegion, base_url: str) -> _Candidate | None:
     elements = {element for nodes in records for element in nodes}
     # Size counts letters (any script), so a pager's page numbers or a column of prices weigh nothing.
     letters = sum(1 for text in texts for character in text if character.isalpha())
-    # News and event lists date their items: a dated region outranks an undated one of the same size.
-    dated = sum(1 for text in texts if date_in_text(text) is not None) / len(texts)
-    score = letters * weight * (1 + DATED_BONUS * dated)
-    return _Candidate(region, records, texts, score, elements, sum(len(text) for text in texts))
+    return _Candidate(region, records, texts, letters * weight, elements, sum(len(text) for text in texts))
+
+
+def _with_dated_bonus(candidates: list[_Candidate]) -> None:
+    """News and event lists date their items: a region's score grows by up to DATED_BONUS times with the share
+    of its records that show a date. Only regions the bonus could lift to the top are examined."""
+    if not candidates:
+        return
+    within_reach = max(c.score for c in candidates) / (1 + DATED_BONUS)
+    for candidate in candidates:
+        if candidate.score >= within_reach:
+            dated = sum(1 for text in candidate.texts if date_in_text(text) is not None) / len(candidate.texts)
+            candidate.score *= 1 + DATED_BONUS * dated
 
 
 def _finer(inners: list[_Candidate], outer: _Candidate) -> bool:
@@ -277,8 +286,9 @@ def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list
         return []
     _drop_invisible(root)
     _separate_blocks(root)
-    candidates = [c for region in find_data_regions(root) if (c := _candidate(region, base_url))]
-    return sorted(_without_wrappers(candidates), key=lambda c: -c.score)
+    candidates = _without_wrappers([c for region in find_data_regions(root) if (c := _candidate(region, base_url))])
+    _with_dated_bonus(candidates)
+    return sorted(candidates, key=lambda c: -c.score)
 
 
 def _extraction(candidates: list[_Candidate], chosen: _Candidate | None, base_url: str) -> Extraction:
