@@ -19,7 +19,7 @@ without computing the distance (a length bound on the normalized distance).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import lxml.html
 from rapidfuzz.distance import Levenshtein
@@ -46,9 +46,6 @@ class DataRegion:
     records: list[list[lxml.html.HtmlElement]]
     # Number of sibling subtrees per generalized node (MDR's k).
     span: int
-    # Whether the records are the children of the region's rows rather than the rows themselves.
-    from_rows: bool = False
-    texts: list[str] = field(default_factory=list)
 
 
 class TagStrings:
@@ -207,7 +204,7 @@ def find_data_regions(root: lxml.html.HtmlElement) -> list[DataRegion]:
         for records in _merged(runs, tags):
             if _row_children_are_records(records, tags):
                 cells = [[cell] for (row,) in records for cell in tags.children(row)]
-                regions.append(DataRegion(parent=parent, records=cells, span=1, from_rows=True))
+                regions.append(DataRegion(parent=parent, records=cells, span=1))
             else:
                 regions.append(DataRegion(parent=parent, records=records, span=len(records[0])))
     return regions

@@ -132,3 +132,12 @@ def test_the_baseline_groups_siblings_by_tag_and_class():
 def test_regions_are_found_under_every_parent():
     html = "<html><body><ul><li>a</li><li>b</li></ul><ol><li>c</li><li>d</li><li>e</li></ol></body></html>"
     assert sorted(len(region.records) for region in find_data_regions(parse_html(html))) == [2, 3]
+
+
+def test_the_two_largest_regions_texts_are_exposed_for_the_page_classifier():
+    sidebar = "<aside><ul>" + "".join(f'<li><a href="/t/{n}">tag {n}</a></li>' for n in range(4)) + "</ul></aside>"
+    html = _page("".join(_event(n) for n in range(1, 5)), extra='<div class="side"><ol>' + "".join(
+        f"<li>Opening hour {n} of the library</li>" for n in range(3)) + "</ol></div>" + sidebar)
+    largest, second = extract_records(parse_html(html), BASE).region_texts
+    assert largest.startswith("Monthly meetup 1") and "Monthly meetup 4" in largest
+    assert second.startswith("Opening hour 0") and "tag" not in second  # the aside is navigation
