@@ -42,6 +42,9 @@ async def extract_records(stream):
                 continue
             crawl = progress.of(page.crawl_id)
             if page.ok and is_html(page):
+                if page.truncated:
+                    log.info("%s was cut at the size cap; its records are read from the part received", page.url)
+                    metrics.count("truncated_pages_read", "extract_records")
                 source = source_of(page)
                 template = list_templates.get(source, "") if page.reason == "paginate" else ""
                 read = await loop.run_in_executor(None, read_records, page, template)

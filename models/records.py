@@ -45,6 +45,9 @@ NAVIGATION_TAGS = frozenset({"nav", "header", "footer", "aside"})
 BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "br",
                         "tr", "td", "th", "table", "section", "article", "header", "footer", "aside", "main",
                         "nav", "blockquote", "pre", "figure", "figcaption", "address", "hr", "time"})
+# Lines of an element split by <br> become elements of this class once there are this many.
+LINE_CLASS = "sourcewatch-line"
+MIN_LINES = 3
 CONTENT_TAGS = frozenset({"main", "article"})
 NAVIGATION_ROLES = frozenset({"navigation", "banner", "contentinfo", "menu", "menubar"})
 INVISIBLE_TAGS = ("script", "style", "noscript", "template")
@@ -102,6 +105,30 @@ def _separate_blocks(root: lxml.html.HtmlElement) -> None:
     for element in root.iter(*BLOCK_TAGS):
         element.text = " " + (element.text or "")
         element.tail = " " + (element.tail or "")
+
+
+def _wrap_lines(root: lxml.html.HtmlElement) -> None:
+    """Make each `<br>`-separated line of an element whose content is inline an element of its own (a
+    `span.LINE_CLASS`): meeting pages often list one meeting per line, and MDR compares elements, not lines."""
+    for element in [e for e in root.iter() if isinstance(e.tag, str) and e.tag not in INVISIBLE_TAGS]:
+        children = list(element)
+        if sum(1 for child in children if child.tag == "br") < MIN_LINES - 1 or any(
+                isinstance(child.tag, str) and child.tag in BLOCK_TAGS and child.tag != "br" for child in children):
+            continue
+        line = lxml.html.Element("span", {"class": LINE_CLASS})
+        line.text, element.text = element.text, None
+        lines = [line]
+        for child in children:
+            element.remove(child)  # its tail goes with it
+            if child.tag == "br":
+                line = lxml.html.Element("span", {"class": LINE_CLASS})
+                line.text = child.tail
+                lines.append(line)
+            else:
+                line.append(child)
+        for line in lines:
+            if (line.text or "").strip() or len(line):
+                element.append(line)
 
 
 def item_link(base_url: str, href: str | None) -> str:
@@ -285,6 +312,7 @@ def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list
     if root is None:
         return []
     _drop_invisible(root)
+    _wrap_lines(root)
     _separate_blocks(root)
     candidates = _without_wrappers([c for region in find_data_regions(root) if (c := _candidate(region, base_url))])
     _with_dated_bonus(candidates)

@@ -141,3 +141,20 @@ def test_the_two_largest_regions_texts_are_exposed_for_the_page_classifier():
     largest, second = extract_records(parse_html(html), BASE).region_texts
     assert largest.startswith("Monthly meetup 1") and "Monthly meetup 4" in largest
     assert second.startswith("Opening hour 0") and "tag" not in second  # the aside is navigation
+
+
+def test_meetings_written_one_per_line_become_records():
+    lines = "<br>".join(f'<a href="/m/{n}">Board meeting</a> – January {n}, 2024, 6:00 pm, City Hall room {n}'
+                        for n in range(1, 7))
+    html = f"<html><body><main><h1>Meetings</h1><p>{lines}</p><p>Contact the clerk.</p></main></body></html>"
+    records = extract_records(parse_html(html), BASE).records
+    assert [r.item_url for r in records] == [f"https://club.example.org/m/{n}" for n in range(1, 7)]
+    assert records[3].date == datetime(2024, 1, 4, tzinfo=UTC) and "room 4" in records[3].text
+
+
+def test_a_definition_list_pairs_terms_and_descriptions():
+    pairs = "".join(f'<dt><a href="/d/{n}">Workshop {n}</a></dt><dd>Hands-on session number {n}, bring a laptop</dd>'
+                    for n in range(1, 6))
+    records = extract_records(parse_html(f"<html><body><dl>{pairs}</dl></body></html>"), BASE).records
+    assert len(records) == 5
+    assert records[1].title == "Workshop 2" and "bring a laptop" in records[1].text
