@@ -292,7 +292,28 @@ def cmd_eval_records(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_revisit(args: argparse.Namespace) -> int:
+    from streams.revisit_report import evaluate_revisit, print_revisit
+
+    if not args.events:
+        print("error: eval revisit needs --events CSV…", file=sys.stderr)
+        return 2
+    missing = [path for path in args.events if not Path(path).is_file()]
+    if missing:
+        print(f"error: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    result = evaluate_revisit([Path(path) for path in args.events], args.tick,
+                              progress=lambda step: print(f"  {step} …", file=sys.stderr) if not args.json else None)
+    _print_json(result) if args.json else print_revisit(result)
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
+    if args.task == "revisit":
+        return cmd_eval_revisit(args)
+    if not args.data:
+        print(f"error: eval {args.task} needs --data DIR…", file=sys.stderr)
+        return 2
     if args.task == "records":
         return cmd_eval_records(args)
     from models.pagination_eval import cross_validate, evaluate_held_out, zero_shot
@@ -512,8 +533,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, helper, func in (("train", "train a model", cmd_train), ("eval", "evaluate a model", cmd_eval)):
         command = commands.add_parser(name, help=f"{helper} (pagination tagging{', record extraction' * (name == 'eval')})")
-        command.add_argument("task", choices=["pagination", "records"] if name == "eval" else ["pagination"])
-        command.add_argument("--data", nargs="+", required=True, metavar="DIR",
+        command.add_argument("task", choices=["pagination", "records", "revisit"] if name == "eval" else ["pagination"])
+        command.add_argument("--data", nargs="+", required=name == "train", metavar="DIR",
                              help="pagination: AutoPager/PRNSM folders, e.g. <data>/pagination/prnsm; records: one "
                                   "folder — <data>/records/estuka, <data>/records/city-scrapers or <data>/sites")
         command.add_argument("--language", nargs="*", help="keep only pages in these languages (e.g. en)")
@@ -533,6 +554,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="zero-shot: train on these languages, test on every other")
             command.add_argument("--model", help="held-out: evaluate this model file (default: the shipped one)")
             command.add_argument("--baseline", choices=["autopager"], help="also train and score AutoPager")
+            command.add_argument("--events", nargs="+", metavar="CSV",
+                                 help="revisit: update series, e.g. <data>/revisit/epa/events.csv")
+            command.add_argument("--tick", choices=["1h", "1d"], default="1h", help="revisit: tick length (default 1h)")
             command.add_argument("--json", action="store_true")
         command.set_defaults(func=func)
 

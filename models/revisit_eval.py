@@ -1,0 +1,117 @@
+"""Revisit policies on real update series with DESIGN.md's metrics, every policy in the same run.
+
+Per source and window: timeliness = Σ c·y / Σ y, friendliness = Σ (1−c)(1−y) / Σ (1−y), mean detection delay
+(hours from an item's publication to the first fetch after it; an item no fetch follows counts until the end
+of the window), fetches per new item. Macro = mean over sources, micro = pooled. Thresholds are chosen on the
+validation window (the end of each source's training part, the policy fitted before it) and applied to the
+test part (the policy refitted on the whole training part); never on the test part.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from models.revisit_data import SourceSeries
+from models.revisit_policies import adaptive, hour_of_week, logistic, poisson, rc
+
+RC_RANGE = range(1, 24)
+THRESHOLDS = np.unique(np.concatenate([np.geomspace(0.001, 0.05, 12), np.linspace(0.06, 0.96, 31)]))
+TARGETS = {"at_t95": 0.95, "at_t90": 0.90}
+DEFAULT_THRESHOLD = 0.5
+# name → P(update) of each window tick: (series, fit_end, a, b) → probabilities
+SCORED: dict[str, Callable[[SourceSeries, int, int, int], np.ndarray]] = {
+    "how": hour_of_week, "logreg": logistic,
+}
+
+
+def window_counts(series: SourceSeries, a: int, b: int, fetch: np.ndarray) -> np.ndarray:
+    """The sums a window's metrics are made of: [Σ c·y, Σ y, Σ (1−c)(1−y), Σ (1−y), Σ delay hours, items,
+    fetches]."""
+    updated = series.updated[a:b]
+    tick = series.tick_hours
+    hours = series.event_hours[(series.event_hours > (a - 1) * tick) & (series.event_hours <= (b - 1) * tick)]
+    # The end of the window stands for "never fetched after it".
+    fetch_ends = np.append((np.flatnonzero(fetch) + a) * tick, (b - 1) * tick)
+    seen = fetch_ends[np.searchsorted(fetch_ends, hours, side="left")]
+    return np.array([np.sum(fetch & updated), np.sum(updated), np.sum(~fetch & ~updated), np.sum(~updated),
+                     float(np.sum(seen - hours)), len(hours), np.sum(fetch)], dtype=float)
+
+
+def summarize(per_source: Sequence[np.ndarray]) -> dict:
+    """Macro (mean over sources) and micro (pooled) figures of a policy's window counts."""
+    def figures(counts: np.ndarray) -> dict:
+        hit, updates, rest, quiet, delay, items, fetches = counts
+        return {"timeliness": hit / updates if updates else None, "friendliness": rest / quiet if quiet else None,
+                "delay_h": delay / items if items else None, "fetches_per_item": fetches / items if items else None}
+
+    each = [figures(counts) for counts in per_source]
+    macro = {key: _mean(f[key] for f in each) for key in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
+    micro = {key: _round(value) for key, value in figures(np.sum(per_source, axis=0)).items()}
+    return macro | {"micro": micro}
+
+
+def _mean(values) -> float | None:
+    present = [value for value in values if value is not None]
+    return _round(statistics.fmean(present)) if present else None
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+def _windows(series: SourceSeries, validation: bool) -> tuple[int, int, int]:
+    """(fit end, window start, window end) of the validation or the test window."""
+    if validation:
+        return series.validation_start, series.validation_start, series.train_end
+    return series.train_end, series.train_end, len(series.counts)
+
+
+def _thresholded(name: str, sources: Sequence[SourceSeries], validation: bool) -> list[list[np.ndarray]]:
+    """Window counts per threshold (rows) and source (columns)."""
+    grid: list[list[np.ndarray]] = [[] for _ in THRESHOLDS]
+    for series in sources:
+        fit_end, a, b = _windows(series, validation)
+        if name == "poisson":
+            decisions = [poisson(series, fit_end, a, b, threshold) for threshold in THRESHOLDS]
+        else:
+            probabilities = SCORED[name](series, fit_end, a, b)
+            decisions = [probabilities >= threshold for threshold in THRESHOLDS]
+        for row, fetch in zip(grid, decisions):
+            row.append(window_counts(series, a, b, fetch))
+    return grid
+
+
+def _choose(validation: list[list[np.ndarray]], target: float) -> int | None:
+    """The threshold index with the highest macro friendliness whose macro timeliness reaches the target."""
+    best = None
+    for index, row in enumerate(validation):
+        figures = summarize(row)
+        if (figures["timeliness"] or 0) >= target and (
+                best is None or (figures["friendliness"] or 0) > best[1]):
+            best = (index, figures["friendliness"] or 0)
+    return best[0] if best else None
+
+
+def evaluate_policies(sources: Sequence[SourceSeries], progress: Callable[[str], None] | None = None) -> dict:
+    """Every policy's test figures; thresholded ones also at the thresholds chosen on validation."""
+    results: dict[str, dict] = {}
+    test_windows = [_windows(series, validation=False) for series in sources]
+    for k in RC_RANGE:
+        results[f"rc_{k}"] = summarize([window_counts(s, a, b, rc(b - a, k))
+                                        for s, (_, a, b) in zip(sources, test_windows)])
+    results["adaptive"] = summarize([window_counts(s, a, b, adaptive(s, a, b))
+                                     for s, (_, a, b) in zip(sources, test_windows)])
+    default = int(np.argmin(np.abs(THRESHOLDS - DEFAULT_THRESHOLD)))
+    for name in ("poisson", *SCORED):
+        if progress:
+            progress(name)
+        validation, test = _thresholded(name, sources, True), _thresholded(name, sources, False)
+        results[name] = summarize(test[default]) | {"threshold": round(float(THRESHOLDS[default]), 4)}
+        for key, target in TARGETS.items():
+            chosen = _choose(validation, target)
+            results[name][key] = None if chosen is None else (
+                summarize(test[chosen]) | {"threshold": round(float(THRESHOLDS[chosen]), 4)})
+    return results

@@ -1,0 +1,43 @@
+"""`sourcewatch eval revisit`: every revisit policy on real update series, as JSON or a table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from models.revisit_data import TICKS, load_events, usable_series
+from models.revisit_eval import RC_RANGE, evaluate_policies
+
+
+def evaluate_revisit(paths: list[Path], tick: str, progress: Callable[[str], None] | None = None) -> dict:
+    """The figures of every policy on the series in these files. At 1-hour ticks only rows with a real time
+    of day are used (EPA's date-only rows would pile onto midnight); at 1-day ticks every row."""
+    timed_only = tick == "1h"
+    sources, skipped = usable_series(load_events(paths, timed_only=timed_only), TICKS[tick])
+    policies = evaluate_policies(sources, progress)
+    return {
+        "tick": tick,
+        "rows": "time-stamped rows only" if timed_only else "all rows",
+        "sources_used": len(sources),
+        "sources_skipped": len(skipped),
+        **policies,
+    }
+
+
+def _cells(figures: dict | None) -> str:
+    if figures is None:
+        return "never reaches the target on validation"
+    cells = [f"{key} {figures[key]:.3f}" if figures[key] is not None else f"{key} –"
+             for key in ("timeliness", "friendliness", "delay_h", "fetches_per_item")]
+    return ", ".join(cells) + (f" (θ {figures['threshold']})" if "threshold" in figures else "")
+
+
+def print_revisit(result: dict) -> None:
+    print(f"{result['sources_used']} sources at {result['tick']} ticks ({result['rows']}; "
+          f"{result['sources_skipped']} skipped: < 10 training or < 2 test events) — macro over sources")
+    for name in [f"rc_{k}" for k in RC_RANGE] + ["adaptive"]:
+        print(f"  {name:<9} {_cells(result[name])}")
+    for name in ("poisson", "how", "logreg"):
+        print(f"  {name:<9} {_cells(result[name])}")
+        for key in ("at_t95", "at_t90"):
+            print(f"    {key}  {_cells(result[name][key])}")

@@ -1,0 +1,30 @@
+"""`sourcewatch eval revisit` as users run it, on the real endoflife.date series."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import cli_json, run_cli
+
+pytestmark = pytest.mark.data
+
+
+def test_every_policy_on_the_endoflife_series(data_dir):
+    result = cli_json(["eval", "revisit", "--events", str(data_dir / "revisit" / "endoflife" / "events.csv"),
+                       "--tick", "1d"], {})
+    assert result["sources_used"] > 100 and result["sources_used"] + result["sources_skipped"] > 200
+    for name in [f"rc_{k}" for k in range(1, 24)] + ["adaptive", "poisson", "how", "logreg"]:
+        figures = result[name]
+        assert {"timeliness", "friendliness", "delay_h", "fetches_per_item", "micro"} <= set(figures)
+    assert result["rc_1"]["timeliness"] == 1.0 and result["rc_1"]["friendliness"] == 0.0
+    # Longer intervals: less timely, friendlier.
+    assert result["rc_2"]["timeliness"] > result["rc_12"]["timeliness"]
+    assert result["rc_2"]["friendliness"] < result["rc_12"]["friendliness"]
+    for name in ("poisson", "how", "logreg"):
+        chosen = result[name]["at_t90"]
+        assert chosen is None or 0 < chosen["threshold"] < 1
+
+
+def test_a_missing_events_file_is_refused(tmp_path):
+    done = run_cli(["eval", "revisit", "--events", str(tmp_path / "nope.csv")], {})
+    assert done.returncode == 2 and "no such file" in done.stderr
