@@ -18,7 +18,8 @@ from models.revisit_data import SourceSeries
 from models.revisit_policies import adaptive, hour_of_week, logistic, poisson, rc
 
 RC_RANGE = range(1, 24)
-THRESHOLDS = np.unique(np.concatenate([np.geomspace(0.001, 0.05, 12), np.linspace(0.06, 0.96, 31)]))
+# Hourly update probabilities of quiet sources are far below 1 %: the grid reaches down to 1e-5.
+THRESHOLDS = np.unique(np.concatenate([np.geomspace(1e-5, 0.05, 25), np.linspace(0.06, 0.96, 31)]))
 TARGETS = {"at_t95": 0.95, "at_t90": 0.90}
 DEFAULT_THRESHOLD = 0.5
 # name → P(update) of each window tick: (series, fit_end, a, b) → probabilities
@@ -109,9 +110,9 @@ def evaluate_policies(sources: Sequence[SourceSeries], progress: Callable[[str],
         if progress:
             progress(name)
         validation, test = _thresholded(name, sources, True), _thresholded(name, sources, False)
-        results[name] = summarize(test[default]) | {"threshold": round(float(THRESHOLDS[default]), 4)}
+        results[name] = summarize(test[default]) | {"threshold": float(f"{THRESHOLDS[default]:.3g}")}
         for key, target in TARGETS.items():
             chosen = _choose(validation, target)
             results[name][key] = None if chosen is None else (
-                summarize(test[chosen]) | {"threshold": round(float(THRESHOLDS[chosen]), 4)})
+                summarize(test[chosen]) | {"threshold": float(f"{THRESHOLDS[chosen]:.3g}")})
     return results
