@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from models.revisit_data import SourceSeries
+from models.revisit_model import train as train_predictor
 from models.revisit_policies import adaptive, hour_of_week, logistic, poisson, rc
 
 RC_RANGE = range(1, 24)
@@ -70,7 +71,19 @@ def _windows(series: SourceSeries, validation: bool) -> tuple[int, int, int]:
     return series.train_end, series.train_end, len(series.counts)
 
 
-def _thresholded(name: str, sources: Sequence[SourceSeries], validation: bool) -> list[list[np.ndarray]]:
+Scorer = Callable[[SourceSeries, int, int, int], np.ndarray]
+
+
+def _model_scorer(sources: Sequence[SourceSeries], validation: bool, progress: Callable[[str], None] | None) -> Scorer:
+    """The TSP model trained on every source's ticks before the window, as a scorer."""
+    fit_ends = [_windows(series, validation)[0] for series in sources]
+    model = train_predictor(sources, fit_ends, progress=(lambda epoch, loss: progress(
+        f"model ({'validation' if validation else 'test'}): epoch {epoch}, loss {loss:.3f}")) if progress else None)
+    return lambda series, fit_end, a, b: model.probabilities(series, a, b)
+
+
+def _thresholded(name: str, sources: Sequence[SourceSeries], validation: bool,
+                 scorer: Scorer | None = None) -> list[list[np.ndarray]]:
     """Window counts per threshold (rows) and source (columns)."""
     grid: list[list[np.ndarray]] = [[] for _ in THRESHOLDS]
     for series in sources:
@@ -78,7 +91,7 @@ def _thresholded(name: str, sources: Sequence[SourceSeries], validation: bool) -
         if name == "poisson":
             decisions = [poisson(series, fit_end, a, b, threshold) for threshold in THRESHOLDS]
         else:
-            probabilities = SCORED[name](series, fit_end, a, b)
+            probabilities = (scorer or SCORED[name])(series, fit_end, a, b)
             decisions = [probabilities >= threshold for threshold in THRESHOLDS]
         for row, fetch in zip(grid, decisions):
             row.append(window_counts(series, a, b, fetch))
@@ -96,7 +109,8 @@ def _choose(validation: list[list[np.ndarray]], target: float) -> int | None:
     return best[0] if best else None
 
 
-def evaluate_policies(sources: Sequence[SourceSeries], progress: Callable[[str], None] | None = None) -> dict:
+def evaluate_policies(sources: Sequence[SourceSeries], progress: Callable[[str], None] | None = None,
+                      with_model: bool = True) -> dict:
     """Every policy's test figures; thresholded ones also at the thresholds chosen on validation."""
     results: dict[str, dict] = {}
     test_windows = [_windows(series, validation=False) for series in sources]
@@ -106,10 +120,12 @@ def evaluate_policies(sources: Sequence[SourceSeries], progress: Callable[[str],
     results["adaptive"] = summarize([window_counts(s, a, b, adaptive(s, a, b))
                                      for s, (_, a, b) in zip(sources, test_windows)])
     default = int(np.argmin(np.abs(THRESHOLDS - DEFAULT_THRESHOLD)))
-    for name in ("poisson", *SCORED):
+    for name in ("poisson", *SCORED, *(("model",) if with_model else ())):
         if progress:
             progress(name)
-        validation, test = _thresholded(name, sources, True), _thresholded(name, sources, False)
+        scorers = [_model_scorer(sources, phase, progress) if name == "model" else None for phase in (True, False)]
+        validation = _thresholded(name, sources, True, scorers[0])
+        test = _thresholded(name, sources, False, scorers[1])
         results[name] = summarize(test[default]) | {"threshold": float(f"{THRESHOLDS[default]:.3g}")}
         for key, target in TARGETS.items():
             chosen = _choose(validation, target)

@@ -302,8 +302,8 @@ def cmd_eval_revisit(args: argparse.Namespace) -> int:
     if missing:
         print(f"error: no such file: {', '.join(missing)}", file=sys.stderr)
         return 2
-    result = evaluate_revisit([Path(path) for path in args.events], args.tick,
-                              progress=lambda step: print(f"  {step} …", file=sys.stderr) if not args.json else None)
+    result = evaluate_revisit([Path(path) for path in args.events], args.tick, with_model=not args.no_model,
+                              progress=lambda step: print(f"  {step} …", file=sys.stderr))
     _print_json(result) if args.json else print_revisit(result)
     return 0
 
@@ -557,6 +557,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--events", nargs="+", metavar="CSV",
                                  help="revisit: update series, e.g. <data>/revisit/epa/events.csv")
             command.add_argument("--tick", choices=["1h", "1d"], default="1h", help="revisit: tick length (default 1h)")
+            command.add_argument("--no-model", action="store_true",
+                                 help="revisit: the baselines only (training the LSTM takes minutes)")
             command.add_argument("--json", action="store_true")
         command.set_defaults(func=func)
 

@@ -9,12 +9,13 @@ from models.revisit_data import TICKS, load_events, usable_series
 from models.revisit_eval import RC_RANGE, evaluate_policies
 
 
-def evaluate_revisit(paths: list[Path], tick: str, progress: Callable[[str], None] | None = None) -> dict:
+def evaluate_revisit(paths: list[Path], tick: str, with_model: bool = True,
+                     progress: Callable[[str], None] | None = None) -> dict:
     """The figures of every policy on the series in these files. At 1-hour ticks only rows with a real time
     of day are used (EPA's date-only rows would pile onto midnight); at 1-day ticks every row."""
     timed_only = tick == "1h"
     sources, skipped = usable_series(load_events(paths, timed_only=timed_only), TICKS[tick])
-    policies = evaluate_policies(sources, progress)
+    policies = evaluate_policies(sources, progress, with_model)
     return {
         "tick": tick,
         "rows": "time-stamped rows only" if timed_only else "all rows",
@@ -37,7 +38,9 @@ def print_revisit(result: dict) -> None:
           f"{result['sources_skipped']} skipped: < 10 training or < 2 test events) — macro over sources")
     for name in [f"rc_{k}" for k in RC_RANGE] + ["adaptive"]:
         print(f"  {name:<9} {_cells(result[name])}")
-    for name in ("poisson", "how", "logreg"):
+    for name in ("poisson", "how", "logreg", "model"):
+        if name not in result:
+            continue
         print(f"  {name:<9} {_cells(result[name])}")
         for key in ("at_t95", "at_t90"):
             print(f"    {key}  {_cells(result[name][key])}")

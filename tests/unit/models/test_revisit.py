@@ -100,3 +100,29 @@ def test_sources_with_too_few_events_are_skipped():
               "many": [START + timedelta(hours=3 * h) for h in range(40)]}
     used, skipped = usable_series(events, HOUR)
     assert [s.source_id for s in used] == ["many"] and skipped == ["few"]
+
+
+def test_the_lstm_learns_a_daily_posting_hour_and_saves_its_recipe(tmp_path):
+    from models.revisit_model import UpdatePredictor, train
+
+    series = [to_series(f"s{n}", [START + timedelta(days=day, hours=9.5 + n * 0.1) for day in range(40)], HOUR)
+              for n in range(3)]
+    model = train(series, [s.train_end for s in series], epochs=6)
+    probabilities = model.probabilities(series[0], series[0].train_end, len(series[0].counts))
+    hours = (series[0].start.hour + np.arange(series[0].train_end, len(series[0].counts))) % 24
+    assert probabilities[hours == 10].mean() > 3 * probabilities[hours != 10].mean()
+    model.save(tmp_path / "revisit.pt")
+    loaded = UpdatePredictor.load(tmp_path / "revisit.pt")
+    assert np.allclose(loaded.probabilities(series[0], 300, 400), model.probabilities(series[0], 300, 400))
+    unseen = to_series("new", [START + timedelta(days=day, hours=9.5) for day in range(40)], HOUR)
+    assert loaded.source_index("new") == 0 and len(loaded.probabilities(unseen, 20, 50)) == 30  # cold start
+
+
+def test_a_model_file_of_another_format_is_refused(tmp_path):
+    import torch
+
+    from models.revisit_model import UpdatePredictor
+
+    torch.save({"format_version": 99}, tmp_path / "old.pt")
+    with pytest.raises(ValueError, match="format 99; this code reads 1"):
+        UpdatePredictor.load(tmp_path / "old.pt")

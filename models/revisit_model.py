@@ -1,0 +1,139 @@
+"""TSP (Shi et al.): an LSTM over a source page's update history that gives P(update at the next tick).
+
+Input per tick: the updated/not bit and the tick's cyclic hour of day, day of week and day of month; a
+window of the last WINDOW ticks; hidden size 128; one global model for all sources with a learned
+per-source embedding (row 0 is the cold-start embedding, used for sources it never saw). Updates are rare,
+so the loss weighs positive ticks by the negative/positive ratio of the training ticks. Trained on each
+source's training ticks only. The recipe (weights, hyper-parameters, source ids) saves to one file, loaded
+with weights_only=True.
+
+As the logistic-regression baseline, the window's bits are the true ones here (the oracle variant).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from models.revisit_data import SourceSeries
+
+WINDOW = 10
+HIDDEN = 128
+SOURCE_EMBEDDING = 8
+EPOCHS = 4
+BATCH = 512
+# Negative training windows kept per source and epoch (all positives are kept): bounds an epoch's cost.
+NEGATIVES_PER_SOURCE = 1500
+FORMAT_VERSION = 1
+
+
+def tick_inputs(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
+    """Per tick: the updated bit and the cyclic time of its end (hour, weekday, day of month): 7 columns."""
+    hours = series.start.hour + series.start.minute / 60 + ticks * series.tick_hours
+    day_of_week = ((series.start.weekday() * 24 + hours) / 24) % 7
+    day_of_month = ((series.start.day - 1) + hours / 24) % 30.44
+    angles = np.stack([(hours % 24) / 24, day_of_week / 7, day_of_month / 30.44], axis=1) * 2 * np.pi
+    return np.concatenate([series.updated[ticks, None].astype(np.float32), np.sin(angles), np.cos(angles)],
+                          axis=1).astype(np.float32)
+
+
+def windows_before(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
+    """For each tick t, the inputs of ticks t−WINDOW … t−1: (len(ticks), WINDOW, 7)."""
+    inputs = tick_inputs(series, np.arange(len(series.counts)))
+    index = ticks[:, None] - np.arange(WINDOW, 0, -1)[None, :]
+    return inputs[np.clip(index, 0, None)]
+
+
+class UpdatePredictor(nn.Module):
+    def __init__(self, source_ids: Sequence[str], hidden: int = HIDDEN, embedding: int = SOURCE_EMBEDDING) -> None:
+        super().__init__()
+        self.source_ids = list(source_ids)
+        self.index = {source: i + 1 for i, source in enumerate(self.source_ids)}
+        self.hidden, self.embedding_size = hidden, embedding
+        self.sources = nn.Embedding(len(self.source_ids) + 1, embedding)
+        self.lstm = nn.LSTM(7 + embedding, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, 1)
+
+    def forward(self, windows: torch.Tensor, sources: torch.Tensor) -> torch.Tensor:
+        embedded = self.sources(sources)[:, None, :].expand(-1, windows.shape[1], -1)
+        states, _ = self.lstm(torch.cat([windows, embedded], dim=2))
+        return self.out(states[:, -1]).squeeze(1)
+
+    def source_index(self, source_id: str) -> int:
+        return self.index.get(source_id, 0)
+
+    @torch.inference_mode()
+    def probabilities(self, series: SourceSeries, a: int, b: int) -> np.ndarray:
+        """P(update) at each tick of [a, b) from the WINDOW ticks before it."""
+        self.eval()
+        windows = torch.from_numpy(windows_before(series, np.arange(a, b)))
+        sources = torch.full((len(windows),), self.source_index(series.source_id), dtype=torch.long)
+        chunks = [torch.sigmoid(self(windows[i:i + 8192], sources[i:i + 8192])) for i in range(0, len(windows), 8192)]
+        return torch.cat(chunks).numpy() if chunks else np.zeros(0)
+
+    def save(self, path: Path) -> None:
+        torch.save({"format_version": FORMAT_VERSION, "source_ids": self.source_ids, "hidden": self.hidden,
+                    "embedding": self.embedding_size, "state": self.state_dict()}, path)
+
+    @classmethod
+    def load(cls, path: Path) -> UpdatePredictor:
+        saved = torch.load(path, weights_only=True)
+        if saved.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"{path}: revisit model format {saved.get('format_version')}; this code reads "
+                             f"{FORMAT_VERSION}")
+        model = cls(saved["source_ids"], saved["hidden"], saved["embedding"])
+        model.load_state_dict(saved["state"])
+        return model
+
+
+def _training_windows(series: SourceSeries, fit_end: int, rng: np.random.Generator) -> np.ndarray:
+    """Ticks whose window trains: every updated tick and a sample of the others, inside [WINDOW, fit_end)."""
+    ticks = np.arange(WINDOW, fit_end)
+    updated = series.updated[ticks]
+    negatives = ticks[~updated]
+    if len(negatives) > NEGATIVES_PER_SOURCE:
+        negatives = rng.choice(negatives, NEGATIVES_PER_SOURCE, replace=False)
+    return np.concatenate([ticks[updated], negatives])
+
+
+def train(sources: Sequence[SourceSeries], fit_ends: Sequence[int], seed: int = 13, epochs: int = EPOCHS,
+          progress: Callable[[int, float], None] | None = None) -> UpdatePredictor:
+    """One global model over every source's ticks before its fit end."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    model = UpdatePredictor([series.source_id for series in sources])
+    optimizer = torch.optim.Adam(model.parameters(), lr=2e-3)
+    for epoch in range(epochs):
+        model.train()
+        windows, targets, ids, weights = [], [], [], []
+        for series, fit_end in zip(sources, fit_ends):
+            ticks = _training_windows(series, fit_end, rng)
+            labels = series.updated[ticks]
+            # Each source's sampled negatives stand for all of its quiet ticks.
+            quiet, sampled = (~series.updated[WINDOW:fit_end]).sum(), max((~labels).sum(), 1)
+            windows.append(windows_before(series, ticks))
+            targets.append(labels.astype(np.float32))
+            ids.append(np.full(len(ticks), model.source_index(series.source_id)))
+            weights.append(np.where(labels, 1.0, quiet / sampled).astype(np.float32))
+        x, y = torch.from_numpy(np.concatenate(windows)), torch.from_numpy(np.concatenate(targets))
+        s, w = torch.from_numpy(np.concatenate(ids)).long(), torch.from_numpy(np.concatenate(weights))
+        # Updates are rare: weigh them as much as all quiet ticks together.
+        w = torch.where(y > 0, w * (w[y == 0].sum() / max(float(w[y > 0].sum()), 1.0)), w)
+        w = w / w.mean()
+        order = torch.randperm(len(y))
+        total = 0.0
+        for start in range(0, len(order), BATCH):
+            batch = order[start:start + BATCH]
+            loss = nn.functional.binary_cross_entropy_with_logits(model(x[batch], s[batch]), y[batch],
+                                                                  weight=w[batch])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(batch)
+        if progress:
+            progress(epoch + 1, total / len(order))
+    return model
