@@ -126,7 +126,10 @@ def evaluate_policies(sources: Sequence[SourceSeries], progress: Callable[[str],
         scorers = [_model_scorer(sources, phase, progress) if name == "model" else None for phase in (True, False)]
         validation = _thresholded(name, sources, True, scorers[0])
         test = _thresholded(name, sources, False, scorers[1])
-        results[name] = summarize(test[default]) | {"threshold": float(f"{THRESHOLDS[default]:.3g}")}
+        curve = [summarize(row) for row in test]
+        results[name] = summarize(test[default]) | {"threshold": float(f"{THRESHOLDS[default]:.3g}"),
+                                                     # (timeliness, friendliness) on test at every threshold
+                                                     "curve": [[c["timeliness"], c["friendliness"]] for c in curve]}
         for key, target in TARGETS.items():
             chosen = _choose(validation, target)
             results[name][key] = None if chosen is None else (

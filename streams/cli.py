@@ -304,6 +304,11 @@ def cmd_eval_revisit(args: argparse.Namespace) -> int:
         return 2
     result = evaluate_revisit([Path(path) for path in args.events], args.tick, with_model=not args.no_model,
                               progress=lambda step: print(f"  {step} …", file=sys.stderr))
+    if args.plot:
+        from streams.revisit_plot import plot_plane
+
+        plot_plane(result, Path(args.plot))
+        print(f"plot written to {args.plot}", file=sys.stderr)
     _print_json(result) if args.json else print_revisit(result)
     return 0
 
@@ -557,6 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--events", nargs="+", metavar="CSV",
                                  help="revisit: update series, e.g. <data>/revisit/epa/events.csv")
             command.add_argument("--tick", choices=["1h", "1d"], default="1h", help="revisit: tick length (default 1h)")
+            command.add_argument("--plot", metavar="PNG", help="revisit: write the timeliness–friendliness plane")
             command.add_argument("--no-model", action="store_true",
                                  help="revisit: the baselines only (training the LSTM takes minutes)")
             command.add_argument("--json", action="store_true")

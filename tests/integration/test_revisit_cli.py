@@ -9,9 +9,11 @@ from tests.conftest import cli_json, run_cli
 pytestmark = pytest.mark.data
 
 
-def test_every_policy_on_the_endoflife_series(data_dir):
+def test_every_policy_on_the_endoflife_series(data_dir, tmp_path):
+    plane = tmp_path / "plane.png"
     result = cli_json(["eval", "revisit", "--events", str(data_dir / "revisit" / "endoflife" / "events.csv"),
-                       "--tick", "1d", "--no-model"], {})  # the model's own test trains it on a small set
+                       "--tick", "1d", "--no-model", "--plot", str(plane)], {})  # the model's own test trains it
+    assert plane.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert result["sources_used"] > 100 and result["sources_used"] + result["sources_skipped"] > 200
     for name in [f"rc_{k}" for k in range(1, 24)] + ["adaptive", "poisson", "how", "logreg"]:
         figures = result[name]
@@ -23,6 +25,7 @@ def test_every_policy_on_the_endoflife_series(data_dir):
     for name in ("poisson", "how", "logreg"):
         chosen = result[name]["at_t90"]
         assert chosen is None or 0 < chosen["threshold"] < 1
+        assert len(result[name]["curve"]) > 20  # (timeliness, friendliness) at every threshold
 
 
 def test_a_missing_events_file_is_refused(tmp_path):
