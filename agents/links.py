@@ -8,27 +8,21 @@ them later in the same topic.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 from w3lib.url import canonicalize_url
 
-from models.dom import parse_html
+from models.dom import normalize_space, parse_html
 from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
 from schemas.links import Anchor, LinksScored
 from schemas.sites import site_of
 
-_SPACES = re.compile(r"\s+")
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
 NEARBY_CHARS = 200
 HTML_TYPES = ("text/html", "application/xhtml+xml", "")
-
-
-def normalize_space(text: str) -> str:
-    return _SPACES.sub(" ", text).strip()
 
 
 def canonical_url(url: str) -> str:

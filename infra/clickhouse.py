@@ -132,6 +132,11 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
 ]
 
 
+def sql_string(value: str) -> str:
+    """A value as a quoted ClickHouse string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def chdb_path(dsn: str) -> Path | None:
     """The directory of an embedded chDB DSN, or None for a server URL."""
     if not dsn.startswith("chdb://"):

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import lxml.etree
 import lxml.html
 
 _UTF8_PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True)
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_space(text: str) -> str:
+    """Runs of whitespace as one space, none at the ends."""
+    return _SPACES.sub(" ", text).strip()
 
 
 def parse_html(html: str) -> lxml.html.HtmlElement | None:

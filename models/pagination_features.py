@@ -24,12 +24,12 @@ from urllib.parse import SplitResult, parse_qsl, urljoin, urlsplit, urlunsplit
 
 import lxml.html
 
+from models.dom import normalize_space
 from models.pagination_data import clickable_nodes
 
 MAX_NGRAMS = 64
 _YEAR = re.compile(r"(?<!\d)(19|20)\d\d(?!\d)")
 _DIGIT = re.compile(r"\d")
-_SPACES = re.compile(r"\s+")
 _PAGE_IN_PATH = re.compile(r"[/_-](?:p|pg|page|pages|seite|pagina|strona)[/_=-]?\d+", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
 PAPER_HEURISTICS = 8
@@ -67,7 +67,7 @@ def node_text(node: lxml.html.HtmlElement) -> str:
     text = node.text_content() or node.get("value") or node.get("aria-label") or node.get("title") or ""
     if not text.strip():
         text = " ".join(image.get("alt", "") for image in node.iter("img"))
-    return _SPACES.sub(" ", text).strip()[:80]
+    return normalize_space(text)[:80]
 
 
 def _class_names(node: lxml.html.HtmlElement) -> list[str]:

@@ -21,14 +21,15 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 from datetime import datetime
+from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
 import lxml.html
 
 from models.data_regions import DataRegion, element_children, find_data_regions
+from models.dom import normalize_space
 from models.record_dates import date_in_text, numeric_day_first, record_date
 
 SNIPPET_CHARS = 300
@@ -53,7 +54,6 @@ NAVIGATION_ROLES = frozenset({"navigation", "banner", "contentinfo", "menu", "me
 INVISIBLE_TAGS = ("script", "style", "noscript", "template")
 _MAYBE_HIDDEN = lxml.etree.XPath("//*[@hidden or @aria-hidden or @style]")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-_SPACES = re.compile(r"\s+")
 _NOT_ITEM_LINKS = ("#", "javascript:", "mailto:", "tel:", "data:")
 
 
@@ -89,10 +89,6 @@ class Extraction:
     # The largest and second-largest data regions' texts (features of the source-page classifier).
     region_texts: tuple[str, str] = ("", "")
     regions: int = 0
-
-
-def normalize_space(text: str) -> str:
-    return _SPACES.sub(" ", text).strip()
 
 
 def _text(elements: Iterable[lxml.html.HtmlElement]) -> str:

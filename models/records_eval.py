@@ -15,8 +15,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
-from models.dom import parse_html
-from models.records import ExtractedRecord, extract_list, extract_records, normalize_space, sibling_group_baseline
+from models.dom import normalize_space, parse_html
+from models.records import ExtractedRecord, extract_list, extract_records, sibling_group_baseline
 from models.records_data import CityScrapersPage, EstukaPage, SnapshotList
 
 Extractor = Callable[[str, str], list[ExtractedRecord]]

@@ -55,6 +55,15 @@ class SourceSeries:
         return (np.floor(hours / (168 / per_week)) % per_week).astype(int)
 
 
+def cyclic_time(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
+    """Sine and cosine of the hour of day, day of week and day of month at each tick's end: 6 columns."""
+    hours = series.start.hour + series.start.minute / 60 + ticks * series.tick_hours
+    day_of_week = ((series.start.weekday() * 24 + hours) / 24) % 7
+    day_of_month = ((series.start.day - 1) + hours / 24) % 30.44
+    angles = np.stack([(hours % 24) / 24, day_of_week / 7, day_of_month / 30.44], axis=1) * 2 * np.pi
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+
+
 def parse_time(text: str) -> datetime:
     """An ISO time or date as an aware UTC datetime (a date is its midnight)."""
     moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))

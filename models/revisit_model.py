@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.revisit_data import SourceSeries
+from models.revisit_data import SourceSeries, cyclic_time
 
 WINDOW = 10
 HIDDEN = 128
@@ -33,12 +33,7 @@ FORMAT_VERSION = 1
 
 def tick_inputs(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
     """Per tick: the updated bit and the cyclic time of its end (hour, weekday, day of month): 7 columns."""
-    hours = series.start.hour + series.start.minute / 60 + ticks * series.tick_hours
-    day_of_week = ((series.start.weekday() * 24 + hours) / 24) % 7
-    day_of_month = ((series.start.day - 1) + hours / 24) % 30.44
-    angles = np.stack([(hours % 24) / 24, day_of_week / 7, day_of_month / 30.44], axis=1) * 2 * np.pi
-    return np.concatenate([series.updated[ticks, None].astype(np.float32), np.sin(angles), np.cos(angles)],
-                          axis=1).astype(np.float32)
+    return np.concatenate([series.updated[ticks, None], cyclic_time(series, ticks)], axis=1).astype(np.float32)
 
 
 def windows_before(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
-from models.revisit_data import SourceSeries
+from models.revisit_data import SourceSeries, cyclic_time
 
 ADAPTIVE_START, ADAPTIVE_SHRINK, ADAPTIVE_GROW, ADAPTIVE_BOUNDS = 6.0, 0.5, 1.5, (1.0, 168.0)
 LAGS = 10
@@ -80,11 +80,7 @@ def hour_of_week(series: SourceSeries, fit_end: int, a: int, b: int) -> np.ndarr
 def _features(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
     updated = series.updated.astype(float)
     lags = np.stack([updated[ticks - lag] for lag in range(1, LAGS + 1)], axis=1)
-    hours = (series.start.hour + ticks * series.tick_hours) % 24
-    day = ((series.start.weekday() * 24 + series.start.hour + ticks * series.tick_hours) / 24) % 7
-    month_day = np.array([(series.start.day - 1 + (h / 24)) % 30.44 for h in ticks * series.tick_hours])
-    angles = np.stack([hours / 24, day / 7, month_day / 30.44], axis=1) * 2 * np.pi
-    return np.concatenate([lags, np.sin(angles), np.cos(angles)], axis=1)
+    return np.concatenate([lags, cyclic_time(series, ticks)], axis=1)
 
 
 def logistic(series: SourceSeries, fit_end: int, a: int, b: int) -> np.ndarray:

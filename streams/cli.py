@@ -409,12 +409,13 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 
 def cmd_records(args: argparse.Namespace) -> int:
+    from infra.clickhouse import sql_string
     from infra.sql_owner import query_clickhouse
     from streams.records_report import current_records
 
-    quoted = args.source.replace("\\", "\\\\").replace("'", "\\'")
     query = (f"SELECT item_url, title, date, snippet, page_url, first_seen, last_seen FROM records "
-             f"WHERE source_url = '{quoted}' ORDER BY first_seen DESC, page_url, position LIMIT {args.limit}")
+             f"WHERE source_url = {sql_string(args.source)} "
+             f"ORDER BY first_seen DESC, page_url, position LIMIT {args.limit}")
     try:
         columns, rows = query_clickhouse(get_settings().clickhouse_dsn, query)
     except Exception as error:  # the database's message is what the user needs

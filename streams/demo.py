@@ -150,7 +150,9 @@ def _pairs(query: str) -> list[tuple[str, str]]:
 
 
 def _in_list(urls: list[str]) -> str:
-    return ", ".join("'" + url.replace("\\", "\\\\").replace("'", "\\'") + "'" for url in urls)
+    from infra.clickhouse import sql_string
+
+    return ", ".join(map(sql_string, urls))
 
 
 def _read_sources(control: str, fetched: set[str], plan: DemoPlan) -> dict:
