@@ -1,7 +1,8 @@
 """Stage `extract_records`: pages.fetched → records.extracted (one message per record) and changes.detected.
 
 Reads source pages, the further pages of their lists and revisits (reasons in
-RECORD_REASONS). Each page is handled as its own event, because the stage's
+RECORD_REASONS); a revisit's outcome (read or not, its new items) goes to
+revisit.outcomes for the scheduler. Each page is handled as its own event, because the stage's
 tables (a list's template, the items each source has listed) write their
 changelog to the partition of the event being processed — the site's; the
 extraction itself runs off the event loop so the worker keeps heartbeating.
@@ -15,7 +16,7 @@ import logging
 import faust
 
 from agents.links import is_html
-from agents.records import ChangeDetector, read_records, source_of
+from agents.records import ChangeDetector, read_records, revisit_outcome, source_of
 from schemas.crawl import RECORD_REASONS
 from streams import metrics, progress
 from streams.app import app, settings
@@ -41,6 +42,7 @@ async def extract_records(stream):
             if page.reason not in RECORD_REASONS:
                 continue
             crawl = progress.of(page.crawl_id)
+            new_items = []
             if page.ok and is_html(page):
                 if page.truncated:
                     log.info("%s was cut at the size cap; its records are read from the part received", page.url)
@@ -56,11 +58,14 @@ async def extract_records(stream):
                 for record in read.records:
                     crawl.records_sent += 1
                     await send("records.extracted", record)
-                for item in detector.new_items(read.records, source, page.crawl_id):
+                new_items = detector.new_items(read.records, source, page.crawl_id)
+                for item in new_items:
                     crawl.new_items_sent += 1
                     metrics.count("new_items", "extract_records")
                     await send("changes.detected", item)
                 metrics.count("records_extracted", "extract_records", len(read.records))
                 metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                 metrics.count("pages_read", "extract_records")
+            if page.reason == "revisit":
+                await send("revisit.outcomes", revisit_outcome(page, new_items))
             crawl.pages_extracted += 1

@@ -23,6 +23,7 @@ from models.records import Extraction, extract_records, record_key
 from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted
+from schemas.revisit import RevisitOutcome
 
 
 @dataclass(frozen=True)
@@ -84,3 +85,15 @@ class ChangeDetector:
                 first_seen=record.seen_at,
             ))
         return found
+
+
+def revisit_outcome(page: PageFetched, new_items: Sequence[ItemDiscovered]) -> RevisitOutcome:
+    """What a revisit gave the scheduler: a page not modified since the last fetch was read and has nothing
+    new; a failed fetch says why."""
+    read = page.ok or page.not_modified
+    return RevisitOutcome(
+        event_id=derived_event_id(page.event_id, "outcome"), site=page.site, page_url=source_of(page),
+        tick_at=page.tick_at or fetched_at(page), read=read,
+        error="" if read else (page.error_detail or f"{page.error.value} (status {page.status})"),
+        new_items=len(new_items), published=[item.date for item in new_items], etag=page.etag,
+        last_modified=page.last_modified)

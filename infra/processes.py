@@ -60,14 +60,14 @@ def serve_in_child(argv: list[str], env: dict[str, str] | None = None, timeout: 
             process.kill()
 
 
-def run_to_completion(argv: list[str], timeout: float) -> dict:
+def run_to_completion(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> dict:
     """Run `sourcewatch ARGV --json` in a child process to its end; the JSON object it prints last.
 
     For work that needs a worker of its own after this process already ran one (a Faust app runs one
     worker per process)."""
     try:
         done = subprocess.run([sys.executable, "-m", "streams.cli", *argv, "--json"], capture_output=True,
-                              text=True, timeout=timeout, preexec_fn=_die_with_parent)
+                              text=True, timeout=timeout, env=env, preexec_fn=_die_with_parent)
     except subprocess.TimeoutExpired as error:
         errors = error.stderr.decode(errors="replace") if isinstance(error.stderr, bytes) else (error.stderr or "")
         raise RuntimeError(f"sourcewatch {argv[0]} ran past {timeout:.0f} s: {errors.strip()[-2000:]}") from error

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from datetime import datetime
 from pathlib import Path
 
 from pydantic_settings import (
@@ -81,6 +82,16 @@ class Settings(BaseSettings):
     # Pages of one paginated list followed per source page (the source page included).
     pagination_max_pages: int = 10
     laser_dir: Path | None = None
+
+    # Revisit scheduling. Empty revisit_model means the default model shipped in the package.
+    revisit_model: Path | None = None
+    revisit_tick_hours: float = 1.0
+    # The scheduler's clock: the wall clock by default. A simulated clock (the demo, on the simulated web)
+    # reads revisit_clock_origin at the Unix time revisit_clock_origin_wall and runs revisit_clock_speed
+    # times as fast as the wall clock.
+    revisit_clock_origin: datetime | None = None
+    revisit_clock_origin_wall: float | None = None
+    revisit_clock_speed: float = 1.0
 
     @classmethod
     def settings_customise_sources(

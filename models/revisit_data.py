@@ -55,13 +55,23 @@ class SourceSeries:
         return (np.floor(hours / (168 / per_week)) % per_week).astype(int)
 
 
-def cyclic_time(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
-    """Sine and cosine of the hour of day, day of week and day of month at each tick's end: 6 columns."""
-    hours = series.start.hour + series.start.minute / 60 + ticks * series.tick_hours
-    day_of_week = ((series.start.weekday() * 24 + hours) / 24) % 7
-    day_of_month = ((series.start.day - 1) + hours / 24) % 30.44
-    angles = np.stack([(hours % 24) / 24, day_of_week / 7, day_of_month / 30.44], axis=1) * 2 * np.pi
+def cyclic_time_of(epoch_hours: np.ndarray) -> np.ndarray:
+    """Sine and cosine of the hour of day, day of week and day of month (UTC) at these moments (hours since
+    the Unix epoch): 6 columns. The live scheduler and the offline series encode time the same way here."""
+    hours = np.asarray(epoch_hours, dtype=np.float64)
+    days = np.floor(hours / 24).astype("datetime64[D]")
+    months = days.astype("datetime64[M]")
+    month_days = ((months + 1).astype("datetime64[D]") - months.astype("datetime64[D]")).astype(np.float64)
+    day_of_month = (days - months.astype("datetime64[D]")).astype(np.float64) + (hours % 24) / 24
+    # 1970-01-01 was a Thursday (weekday 3).
+    day_of_week = (hours / 24 + 3) % 7
+    angles = np.stack([(hours % 24) / 24, day_of_week / 7, day_of_month / month_days], axis=1) * 2 * np.pi
     return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+
+
+def cyclic_time(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
+    """The cyclic time (cyclic_time_of) at each tick's end."""
+    return cyclic_time_of(series.start.timestamp() / 3600 + np.asarray(ticks) * series.tick_hours)
 
 
 def parse_time(text: str) -> datetime:

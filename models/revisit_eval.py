@@ -82,7 +82,7 @@ def _model_scorer(sources: Sequence[SourceSeries], validation: bool, progress: C
     return lambda series, fit_end, a, b: model.probabilities(series, a, b)
 
 
-def _thresholded(name: str, sources: Sequence[SourceSeries], validation: bool,
+def thresholded_counts(name: str, sources: Sequence[SourceSeries], validation: bool,
                  scorer: Scorer | None = None) -> list[list[np.ndarray]]:
     """Window counts per threshold (rows) and source (columns)."""
     grid: list[list[np.ndarray]] = [[] for _ in THRESHOLDS]
@@ -98,7 +98,7 @@ def _thresholded(name: str, sources: Sequence[SourceSeries], validation: bool,
     return grid
 
 
-def _choose(validation: list[list[np.ndarray]], target: float) -> int | None:
+def choose_threshold(validation: list[list[np.ndarray]], target: float) -> int | None:
     """The threshold index with the highest macro friendliness whose macro timeliness reaches the target."""
     best = None
     for index, row in enumerate(validation):
@@ -124,14 +124,14 @@ def evaluate_policies(sources: Sequence[SourceSeries], progress: Callable[[str],
         if progress:
             progress(name)
         scorers = [_model_scorer(sources, phase, progress) if name == "model" else None for phase in (True, False)]
-        validation = _thresholded(name, sources, True, scorers[0])
-        test = _thresholded(name, sources, False, scorers[1])
+        validation = thresholded_counts(name, sources, True, scorers[0])
+        test = thresholded_counts(name, sources, False, scorers[1])
         curve = [summarize(row) for row in test]
         results[name] = summarize(test[default]) | {"threshold": float(f"{THRESHOLDS[default]:.3g}"),
                                                      # (timeliness, friendliness) on test at every threshold
                                                      "curve": [[c["timeliness"], c["friendliness"]] for c in curve]}
         for key, target in TARGETS.items():
-            chosen = _choose(validation, target)
+            chosen = choose_threshold(validation, target)
             results[name][key] = None if chosen is None else (
                 summarize(test[chosen]) | {"threshold": float(f"{THRESHOLDS[chosen]:.3g}")})
     return results

@@ -12,14 +12,14 @@ As the logistic-regression baseline, the window's bits are the true ones here (t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from models.revisit_data import SourceSeries, cyclic_time
+from models.revisit_data import SourceSeries, cyclic_time, cyclic_time_of
 
 WINDOW = 10
 HIDDEN = 128
@@ -28,7 +28,7 @@ EPOCHS = 4
 BATCH = 512
 # Negative training windows kept per source and epoch (all positives are kept): bounds an epoch's cost.
 NEGATIVES_PER_SOURCE = 1500
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def tick_inputs(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
@@ -43,9 +43,23 @@ def windows_before(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
     return inputs[np.clip(index, 0, None)]
 
 
+def live_window(updated_ticks: Iterable[int], tick: int, tick_hours: float) -> np.ndarray:
+    """The inputs for predicting tick `tick` (an index on the epoch-aligned grid of `tick_hours`) from what a
+    crawler saw: bit 1 at the ticks whose fetch found new items, 0 at every other tick: (WINDOW, 7)."""
+    before = np.arange(tick - WINDOW, tick)
+    bits = np.isin(before, np.fromiter(updated_ticks, dtype=np.int64)).astype(np.float32)
+    return np.concatenate([bits[:, None], cyclic_time_of(before * tick_hours)], axis=1).astype(np.float32)
+
+
 class UpdatePredictor(nn.Module):
     def __init__(self, source_ids: Sequence[str], hidden: int = HIDDEN, embedding: int = SOURCE_EMBEDDING) -> None:
         super().__init__()
+        # The operating point: fetch when P(update) ≥ threshold (chosen on validation; None until chosen).
+        self.threshold: float | None = None
+        self.tick_hours = 1.0
+        # What it was trained on, and when: shown with every decision it makes.
+        self.trained_on: dict = {}
+        self.version = "untrained"
         self.source_ids = list(source_ids)
         self.index = {source: i + 1 for i, source in enumerate(self.source_ids)}
         self.hidden, self.embedding_size = hidden, embedding
@@ -70,9 +84,17 @@ class UpdatePredictor(nn.Module):
         chunks = [torch.sigmoid(self(windows[i:i + 8192], sources[i:i + 8192])) for i in range(0, len(windows), 8192)]
         return torch.cat(chunks).numpy() if chunks else np.zeros(0)
 
+    @torch.inference_mode()
+    def predict(self, windows: np.ndarray, source_ids: Sequence[str]) -> np.ndarray:
+        """P(update) for a batch of windows (n, WINDOW, 7), one per source (unknown ones take the cold start)."""
+        self.eval()
+        sources = torch.tensor([self.source_index(source) for source in source_ids], dtype=torch.long)
+        return torch.sigmoid(self(torch.from_numpy(np.asarray(windows, dtype=np.float32)), sources)).numpy()
+
     def save(self, path: Path) -> None:
         torch.save({"format_version": FORMAT_VERSION, "source_ids": self.source_ids, "hidden": self.hidden,
-                    "embedding": self.embedding_size, "state": self.state_dict()}, path)
+                    "embedding": self.embedding_size, "threshold": self.threshold, "tick_hours": self.tick_hours,
+                    "trained_on": self.trained_on, "version": self.version, "state": self.state_dict()}, path)
 
     @classmethod
     def load(cls, path: Path) -> UpdatePredictor:
@@ -82,6 +104,8 @@ class UpdatePredictor(nn.Module):
                              f"{FORMAT_VERSION}")
         model = cls(saved["source_ids"], saved["hidden"], saved["embedding"])
         model.load_state_dict(saved["state"])
+        model.threshold, model.tick_hours = saved["threshold"], saved["tick_hours"]
+        model.trained_on, model.version = saved["trained_on"], saved["version"]
         return model
 
 
@@ -132,3 +156,14 @@ def train(sources: Sequence[SourceSeries], fit_ends: Sequence[int], seed: int = 
         if progress:
             progress(epoch + 1, total / len(order))
     return model
+
+
+DEFAULT_MODEL = Path(__file__).with_name("revisit_default.pt")
+
+
+def load_predictor(path: Path | None = None) -> UpdatePredictor:
+    """The model at `path`, or the default one shipped in the package."""
+    path = path or DEFAULT_MODEL
+    if not path.is_file():
+        raise FileNotFoundError(f"no revisit model at {path}: train one with `sourcewatch train revisit`")
+    return UpdatePredictor.load(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 
 from pydantic import Field
@@ -24,6 +25,8 @@ class CrawlScoped(Message):
     max_pages: int = 1000
     # The listing page this message belongs to, for a source page and the pages of its pagination.
     source_url: str | None = None
+    # The revisit tick that asked for this fetch (reason "revisit"), on the scheduler's clock.
+    tick_at: datetime | None = None
 
 
 class CrawlRequest(CrawlScoped):

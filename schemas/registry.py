@@ -17,7 +17,7 @@ from schemas.links import LinksScored, SourceFound
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
 from schemas.records import ItemDiscovered, RecordExtracted
-from schemas.revisit import RevisitDecision, RevisitTick
+from schemas.revisit import RevisitDecision, RevisitOutcome, RevisitTick
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ TOPICS: dict[str, TopicSpec] = {
         TopicSpec("changes.detected", ItemDiscovered),
         TopicSpec("revisit.ticks", RevisitTick),
         TopicSpec("revisit.decisions", RevisitDecision),
+        TopicSpec("revisit.outcomes", RevisitOutcome),
         TopicSpec("metrics", Metric),
         TopicSpec("deadletter", DeadLetter, partitions=1),
     )

@@ -1,13 +1,18 @@
-"""revisit.ticks and revisit.decisions: the clock of the scheduler and its choices."""
+"""revisit.ticks, revisit.decisions and revisit.outcomes: the scheduler's clock, its choices, and what the
+revisits it asked for found."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from pydantic import Field
+
 from schemas.base import Message
 
 
 class RevisitTick(Message):
+    """Tick `tick_at` (the end of the tick, on the scheduler's clock) of one watched source page."""
+
     page_url: str
     tick_at: datetime
 
@@ -15,6 +20,23 @@ class RevisitTick(Message):
 class RevisitDecision(Message):
     page_url: str
     tick_at: datetime
+    # The policy and its version, e.g. the model's version string.
     policy: str
     fetch: bool
     probability: float | None = None
+
+
+class RevisitOutcome(Message):
+    """What the revisit of a source page at one tick gave: whether the page could be read, and its new items."""
+
+    page_url: str
+    tick_at: datetime
+    # False when the fetch failed (the error says why); a 304 Not Modified is read, with no new items.
+    read: bool
+    error: str = ""
+    new_items: int = 0
+    # The listed time of each new item, where the listing gives one.
+    published: list[datetime | None] = Field(default_factory=list)
+    # Validators of this fetch, for the next revisit's conditional GET.
+    etag: str | None = None
+    last_modified: str | None = None

@@ -141,7 +141,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     _loopback_crawl_settings()
     from streams.demo import DemoPlan, run_demo
 
-    summary = run_demo(DemoPlan(sites=args.sites, seed=args.seed, duration=args.duration, speed=args.speed),
+    summary = run_demo(DemoPlan(sites=args.sites, seed=args.seed, duration=args.duration, speed=args.speed,
+                                watch=args.watch),
                        show_progress=not args.json and sys.stderr.isatty())
     if args.json:
         _print_json(summary)
@@ -264,9 +265,45 @@ def _progress_bar(what: str, total: int):
         yield lambda note="": bar.update(task, advance=1, description=note)
 
 
+def _event_files(args: argparse.Namespace) -> list[Path] | None:
+    """The --events files, or None after saying what is wrong."""
+    if not args.events:
+        print(f"error: {args.command} revisit needs --events CSV…", file=sys.stderr)
+        return None
+    missing = [path for path in args.events if not Path(path).is_file()]
+    if missing:
+        print(f"error: no such file: {', '.join(missing)}", file=sys.stderr)
+        return None
+    return [Path(path) for path in args.events]
+
+
+def cmd_train_revisit(args: argparse.Namespace) -> int:
+    from models.revisit_training import TargetNotReached
+    from streams.revisit_report import train_revisit_model
+
+    paths = _event_files(args)
+    if paths is None:
+        return 2
+    try:
+        model = train_revisit_model(paths, args.tick, args.target, progress=lambda step: print(f"  {step}",
+                                                                                               file=sys.stderr))
+    except TargetNotReached as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    model.save(Path(args.out))
+    print(f"trained on {model.trained_on['sources']} sources ({model.trained_on['rows']}), threshold "
+          f"{model.threshold:.3g} → {args.out} ({model.version})")
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from models.pagination_tagger import EPOCHS, train
 
+    if args.task == "revisit":
+        return cmd_train_revisit(args)
+    if not args.data:
+        print("error: train pagination needs --data DIR…", file=sys.stderr)
+        return 2
     pages = _pagination_pages(args.data, args.language)
     options = _model_options(args)
     with _progress_bar("training", options.get("epochs", EPOCHS)) as advance:
@@ -295,14 +332,10 @@ def cmd_eval_records(args: argparse.Namespace) -> int:
 def cmd_eval_revisit(args: argparse.Namespace) -> int:
     from streams.revisit_report import evaluate_revisit, print_revisit
 
-    if not args.events:
-        print("error: eval revisit needs --events CSV…", file=sys.stderr)
+    paths = _event_files(args)
+    if paths is None:
         return 2
-    missing = [path for path in args.events if not Path(path).is_file()]
-    if missing:
-        print(f"error: no such file: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    result = evaluate_revisit([Path(path) for path in args.events], args.tick, with_model=not args.no_model,
+    result = evaluate_revisit(paths, args.tick, with_model=not args.no_model,
                               progress=lambda step: print(f"  {step} …", file=sys.stderr))
     if args.plot:
         from streams.revisit_plot import plot_plane
@@ -387,15 +420,15 @@ def cmd_tag(args: argparse.Namespace) -> int:
 
 # -- ClickHouse ------------------------------------------------------------------------------------
 
-def cmd_sql(args: argparse.Namespace) -> int:
+def _query_and_print(query: str, as_json: bool) -> int:
     try:
         from infra.sql_owner import query_clickhouse
 
-        columns, rows = query_clickhouse(get_settings().clickhouse_dsn, args.query)
+        columns, rows = query_clickhouse(get_settings().clickhouse_dsn, query)
     except Exception as error:  # the database's message is what the user needs
         print(f"error: {error}", file=sys.stderr)
         return 1
-    if args.json:
+    if as_json:
         _print_json([dict(zip(columns, row)) for row in rows])
         return 0
     from rich.console import Console
@@ -405,6 +438,46 @@ def cmd_sql(args: argparse.Namespace) -> int:
     for row in rows:
         table.add_row(*(str(value) for value in row))
     Console().print(table)
+    return 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    return _query_and_print(args.query, args.json)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from streams.watch import FIGURES, add_sources, run_watch, status_query, watch_requests
+
+    if args.status:
+        return _query_and_print(status_query(), args.json)
+    if args.sources and not Path(args.sources).is_file():
+        print(f"error: no such file: {args.sources}", file=sys.stderr)
+        return 2
+    urls = _read_seeds(([args.sources] if args.sources else []) + args.urls)
+    if not urls:
+        print("error: watch needs --sources FILE or URLs (or --status)", file=sys.stderr)
+        return 2
+    try:
+        sources = watch_requests(urls)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    _ensure_local_kafka()
+    if args.run:
+        code, summary = run_watch(sources, args.run, show_progress=not args.json and sys.stderr.isatty())
+        if args.json:
+            _print_json(summary)
+        elif summary:
+            print(f"watched {len(sources)} source pages for {summary['seconds']} s: {summary['decisions']} "
+                  f"decisions, {summary['fetches']} revisits")
+            for row in summary["sources"]:
+                figures = "  ".join(f"{name} {row[name]:.3f}" if row[name] is not None else f"{name} –"
+                                    for name in FIGURES)
+                print(f"  {row['source']}  {figures}")
+        return code if summary else (code or 1)
+    asyncio.run(add_sources(get_settings(), sources))
+    print(f"{len(sources)} source pages sent to the watch list; a running `sourcewatch worker` revisits them "
+          "(`sourcewatch watch --status` shows how they do)")
     return 0
 
 
@@ -503,6 +576,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--duration", type=float, default=120.0, help="seconds to run (default 120)")
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--speed", type=float, default=3600.0, help="simulated seconds per real second")
+    demo.add_argument("--watch", type=float, default=60.0,
+                      help="seconds the revisit model watches the source pages found (default 60; 0 skips it)")
     demo.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     demo.set_defaults(func=cmd_demo)
 
@@ -538,9 +613,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=cmd_bench)
 
     for name, helper, func in (("train", "train a model", cmd_train), ("eval", "evaluate a model", cmd_eval)):
-        command = commands.add_parser(name, help=f"{helper} (pagination tagging{', record extraction' * (name == 'eval')})")
-        command.add_argument("task", choices=["pagination", "records", "revisit"] if name == "eval" else ["pagination"])
-        command.add_argument("--data", nargs="+", required=name == "train", metavar="DIR",
+        command = commands.add_parser(name, help=f"{helper} (pagination tagging, {'record extraction, ' * (name == 'eval')}"
+                                                 "revisit scheduling)")
+        command.add_argument("task", choices=["pagination", "records", "revisit"] if name == "eval" else
+                             ["pagination", "revisit"])
+        command.add_argument("--data", nargs="+", metavar="DIR",
                              help="pagination: AutoPager/PRNSM folders, e.g. <data>/pagination/prnsm; records: one "
                                   "folder — <data>/records/estuka, <data>/records/city-scrapers or <data>/sites")
         command.add_argument("--language", nargs="*", help="keep only pages in these languages (e.g. en)")
@@ -552,17 +629,19 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "eval":
             command.add_argument("--fold-seed", type=int, default=0,
                                  help="shuffles the domains into folds (default 0)")
+        command.add_argument("--events", nargs="+", metavar="CSV",
+                             help="revisit: update series, e.g. <data>/revisit/epa/events.csv")
+        command.add_argument("--tick", choices=["1h", "1d"], default="1h", help="revisit: tick length (default 1h)")
         if name == "train":
             command.add_argument("--out", required=True, help="model file to write")
+            command.add_argument("--target", type=float, default=0.95,
+                                 help="revisit: timeliness the threshold must reach on validation (default 0.95)")
         else:
             command.add_argument("--folds", type=int, help="domain-grouped cross-validation with K folds")
             command.add_argument("--train-language", nargs="+", metavar="LANG",
                                  help="zero-shot: train on these languages, test on every other")
             command.add_argument("--model", help="held-out: evaluate this model file (default: the shipped one)")
             command.add_argument("--baseline", choices=["autopager"], help="also train and score AutoPager")
-            command.add_argument("--events", nargs="+", metavar="CSV",
-                                 help="revisit: update series, e.g. <data>/revisit/epa/events.csv")
-            command.add_argument("--tick", choices=["1h", "1d"], default="1h", help="revisit: tick length (default 1h)")
             command.add_argument("--plot", metavar="PNG", help="revisit: write the timeliness–friendliness plane")
             command.add_argument("--no-model", action="store_true",
                                  help="revisit: the baselines only (training the LSTM takes minutes)")
@@ -582,6 +661,16 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("query")
     sql.add_argument("--json", action="store_true", help="print rows as a JSON list of objects")
     sql.set_defaults(func=cmd_sql)
+
+    watch = commands.add_parser("watch", help="add source pages to the revisit watch list, or show their figures")
+    watch.add_argument("urls", nargs="*", metavar="URL", help="source pages to watch")
+    watch.add_argument("--sources", metavar="FILE", help="a file of source page URLs, one per line")
+    watch.add_argument("--status", action="store_true",
+                       help="the live timeliness, friendliness, delay and fetches per item of each watched page")
+    watch.add_argument("--run", type=float, metavar="SECONDS",
+                       help="run a worker here for this long, then print the watched pages' figures")
+    watch.add_argument("--json", action="store_true")
+    watch.set_defaults(func=cmd_watch)
 
     records = commands.add_parser("records", help="print the current records of a source page (from ClickHouse)")
     records.add_argument("source", metavar="SOURCE_URL", help="the source page's URL, as crawled")

@@ -91,7 +91,7 @@ async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out
     }
 
 
-async def _metrics_written(timeout: float = 15.0) -> None:
+async def metrics_written(timeout: float = 15.0) -> None:
     """Wait until the sink has written every metrics message this worker sent (the last flush too),
     so stopping the worker leaves none of them behind in the topic."""
     from agents.flush_metrics import sent
@@ -142,7 +142,7 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
                     quiet_since = None
         seconds = (quiet_since or time.monotonic()) - started
         await flush()
-        await _metrics_written()
+        await metrics_written()
         summary.update(await summarize(crawl_id, crawl.pages_fetched, seconds, timed_out))
         summary.update(records_read=crawl.records_sent, new_items=crawl.new_items_sent)
         # Table changes (the items each source has listed, the lists' templates) wait in the producer's

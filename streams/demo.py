@@ -12,11 +12,14 @@ Stages that do not exist yet are reported as not available (null), never faked.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 import urllib.request
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
 
 from infra.processes import run_to_completion, serve_in_child
 from streams.crawl import CrawlPlan, run_crawl
@@ -24,7 +27,9 @@ from streams.crawl import CrawlPlan, run_crawl
 # Per-site page budget of the BFS in the demo: enough to reach source pages 1–4 clicks deep.
 DEMO_MAX_PAGES = 300
 # Stages still to come; each later issue turns its entry into a figure.
-NOT_YET = ("source_pages_found", "revisits")
+NOT_YET = ("source_pages_found",)
+# Fixed intervals the model's revisits are compared with on the same ticks.
+REFERENCE_INTERVALS = (1, 2, 3)
 # Real seconds between reading the source pages and reading them again for new items (phase 3).
 REREAD_AFTER_SECONDS = 10.0
 
@@ -35,6 +40,8 @@ class DemoPlan:
     seed: int = 1
     duration: float = 120.0
     speed: float = 3600.0
+    # Real seconds the reached source pages are watched by the revisit model (phase 4).
+    watch: float = 60.0
 
 
 def evaluate_against_truth(truth: dict, fetched_urls: set[str], pages_fetched: int) -> dict:
@@ -100,6 +107,73 @@ def evaluate_new_items(truth: dict, detected: list[tuple[str, str]],
         "new_items_due": len(due),
         "new_item_recall": round(len(caught) / len(due), 4) if due else None,
     }
+
+
+def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], tick_hours: float) -> dict:
+    """The revisits against the truth, as DESIGN.md defines the figures, over each source's decided ticks:
+    y_t = an item was published in the tick, c_t = the model fetched at its end; beside them the fixed
+    intervals RC(k) on the same ticks."""
+    from models.revisit_data import SourceSeries
+    from models.revisit_eval import summarize, window_counts
+    from models.revisit_policies import rc
+
+    published = {source["url"]: [datetime.fromisoformat(item["published_at"]) for item in source["items"]]
+                 for site in truth.values() for source in site["source_pages"]}
+    by_source: dict[str, list[tuple[datetime, bool]]] = {}
+    for url, tick_at, fetch in decisions:
+        by_source.setdefault(url, []).append((tick_at.replace(tzinfo=UTC), bool(fetch)))
+    policies: dict[str, list] = {"model": [], **{f"rc_{k}": [] for k in REFERENCE_INTERVALS}}
+    tick = timedelta(hours=tick_hours)
+    for url, decided in by_source.items():
+        decided.sort()
+        start = decided[0][0] - tick
+        ticks = round((decided[-1][0] - start) / tick)
+        hours = [(moment - start).total_seconds() / 3600 for moment in published.get(url, ())]
+        hours = np.array(sorted(h for h in hours if 0 < h <= ticks * tick_hours))
+        counts = np.bincount(np.ceil(hours / tick_hours - 1e-9).astype(int), minlength=ticks + 1)[:ticks + 1]
+        series = SourceSeries(url, start, tick_hours, counts, hours, ticks + 1, 1)
+        fetch = np.zeros(ticks, dtype=bool)
+        for moment, fetched in decided:
+            fetch[round((moment - start) / tick) - 1] |= fetched
+        policies["model"].append(window_counts(series, 1, ticks + 1, fetch))
+        for k in REFERENCE_INTERVALS:
+            policies[f"rc_{k}"].append(window_counts(series, 1, ticks + 1, rc(ticks, k)))
+    return {name: summarize(counts) for name, counts in policies.items() if counts} | {
+        "sources": len(by_source), "items_published": int(sum(c[5] for c in policies["model"]))}
+
+
+def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
+    """Phase 4: the revisit model watches the source pages on the simulated web's clock for `plan.watch`
+    seconds (a worker in a child process); its decisions are then scored against the truth, and its live
+    estimates (streamed to ClickHouse as it ran, from what the revisits found) are shown beside them."""
+    clock = _control(control + "/__clock__")
+    env = os.environ | {"SOURCEWATCH_REVISIT_CLOCK_ORIGIN": clock["now"],
+                        "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time()),
+                        "SOURCEWATCH_REVISIT_CLOCK_SPEED": str(clock["speed"])}
+    try:
+        watched = run_to_completion(["watch", *reached, "--run", str(plan.watch)], plan.watch + 180, env)
+    except RuntimeError as error:
+        return {"error": str(error)}
+    from infra.settings import get_settings
+    from infra.sql_owner import query_clickhouse
+
+    settings = get_settings()
+    _, rows = query_clickhouse(settings.clickhouse_dsn, "SELECT page_url, tick_at, fetch FROM revisit_decisions "
+                                                        f"WHERE page_url IN ({_in_list(reached)})")
+    decisions = [(url, at if isinstance(at, datetime) else datetime.fromisoformat(str(at)), fetch)
+                 for url, at, fetch in rows]
+    live = {name: statistics.fmean(values) if (values := [row[name] for row in watched["sources"]
+                                                          if row[name] is not None]) else None
+            for name in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
+    return {"watched": len(reached), "decisions": watched["decisions"], "revisits": watched["fetches"],
+            "simulated_hours": round(plan.watch * clock["speed"] / 3600, 1),
+            "live_estimate": {name: _round4(value) for name, value in live.items()},
+            "against_truth": evaluate_revisits(_control(control + "/__truth__"), decisions,
+                                               settings.revisit_tick_hours)}
+
+
+def _round4(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _write_metrics(figures: dict, crawl_id: str) -> None:
@@ -183,6 +257,7 @@ published between the two fetches of each source page.
     detected = _pairs(f"SELECT source_url, item_url FROM changes WHERE crawl_id = '{again['crawl_id']}'")
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
+    revisits = _watch_sources(control, reached, plan) if plan.watch > 0 else None
     return {
         "source_selection": selection, "sources_read": len(reached), "crawl_id": crawl["crawl_id"],
         "pages_fetched": crawl["pages_fetched"], "pages_tagged": crawl["pages_tagged"],
@@ -193,6 +268,7 @@ published between the two fetches of each source page.
                    "simulated_hours_between_reads": round(statistics.fmean(
                        (b - a).total_seconds() / 3600 for a, b in reads.values()), 2) if reads else None,
                    **evaluate_new_items(_control(control + "/__truth__"), detected, reads)},
+        "revisits": revisits,
     }
 
 
@@ -213,10 +289,12 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
         reading = _read_sources(served["control"], fetched, plan)
     figures = evaluate_against_truth(truth, fetched, crawl["pages_fetched"])
     records, new_items = reading.get("records", {}), reading.get("reread", {})
+    revisits = (reading.get("revisits") or {}).get("against_truth", {}).get("model", {})
     _write_metrics({**{k: figures[k] for k in ("harvest_rate", "unit_cost", "source_pages_reached")},
                     **{k: reading.get(k) for k in ("pagination_recall", "pagination_precision")},
                     **{k: records.get(k) for k in ("record_precision", "record_recall")},
-                    **{k: new_items.get(k) for k in ("new_items_caught", "new_item_precision", "new_item_recall")}},
+                    **{k: new_items.get(k) for k in ("new_items_caught", "new_item_precision", "new_item_recall")},
+                    **{f"revisit_{k}": revisits.get(k) for k in ("timeliness", "friendliness", "delay_h")}},
                    crawl["crawl_id"])
     return {
         "sites": plan.sites,
@@ -230,8 +308,8 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
         "records": records.get("records"),
         "new_items_caught": new_items.get("new_items_caught"),
         "metrics": {
-            "timeliness": None,
-            "friendliness": None,
+            "timeliness": revisits.get("timeliness"),
+            "friendliness": revisits.get("friendliness"),
             "harvest_rate": figures["harvest_rate"],
             "unit_cost": figures["unit_cost"],
         },
@@ -275,6 +353,32 @@ def print_summary(summary: dict) -> None:
             f"{reread['simulated_hours_between_reads']} simulated hours later (precision "
             f"{reread['new_item_precision']}, recall {reread['new_item_recall']} of the {reread['new_items_due']} "
             "published between the two reads)")
-    lines += [f"  {name.replace('_', ' '):<20} not yet available" for name in (*NOT_YET, "timeliness", "friendliness")]
+        lines.extend(_revisit_lines(reading.get("revisits")))
+    lines += [f"  {name.replace('_', ' '):<20} not yet available" for name in NOT_YET]
     lines.append(f"  crawl {summary['crawl_id']}: query it with `sourcewatch sql \"SELECT … FROM fetches\"`")
     print("\n".join(lines))
+
+
+def _revisit_lines(revisits: dict | None) -> list[str]:
+    if not revisits:
+        return []
+    if "error" in revisits:
+        return [f"  revisits             watching the source pages failed: {revisits['error']}"]
+    truth = revisits["against_truth"]
+
+    def figures(name: str) -> str:
+        f = truth.get(name) or {}
+        return ", ".join(f"{key} {f[key]:.3f}" if f.get(key) is not None else f"{key} –"
+                         for key in ("timeliness", "friendliness", "delay_h", "fetches_per_item"))
+
+    live = revisits["live_estimate"]
+    return [
+        f"  revisits             {revisits['watched']} source pages watched {revisits['simulated_hours']} simulated "
+        f"hours by the model: {revisits['decisions']} decisions, {revisits['revisits']} revisits, "
+        f"{truth.get('items_published', 0)} items published",
+        f"    model (truth)      {figures('model')}",
+        *(f"    {name.replace('_', '(') + ')':<18} {figures(name)}" for name in truth
+          if name.startswith("rc_")),
+        "    model (live)       " + ", ".join(f"{key} {value:.3f}" if value is not None else f"{key} –"
+                                             for key, value in live.items()),
+    ]

@@ -1,24 +1,41 @@
-"""`sourcewatch eval revisit`: every revisit policy on real update series, as JSON or a table."""
+"""`sourcewatch eval revisit` (every revisit policy on real update series, as JSON or a table) and
+`sourcewatch train revisit` (the model the live scheduler runs)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from models.revisit_data import TICKS, load_events, usable_series
+from models.revisit_data import TICKS, SourceSeries, load_events, usable_series
 from models.revisit_eval import RC_RANGE, evaluate_policies
+from models.revisit_model import UpdatePredictor
+from models.revisit_training import train_operating_model
+
+
+def _series(paths: list[Path], tick: str) -> tuple[list[SourceSeries], list[str], str]:
+    """The usable series of these files, the skipped sources and which rows were read. At 1-hour ticks only
+    rows with a real time of day are used (EPA's date-only rows would pile onto midnight); at 1-day ticks
+    every row."""
+    timed_only = tick == "1h"
+    sources, skipped = usable_series(load_events(paths, timed_only=timed_only), TICKS[tick])
+    return sources, skipped, "time-stamped rows only" if timed_only else "all rows"
+
+
+def train_revisit_model(paths: list[Path], tick: str, target: float,
+                        progress: Callable[[str], None] | None = None) -> UpdatePredictor:
+    sources, _, rows = _series(paths, tick)
+    return train_operating_model(sources, target, trained_on={"events": [f"{path.parent.name}/{path.name}" for path in paths],
+                                                              "tick": tick, "rows": rows}, progress=progress)
 
 
 def evaluate_revisit(paths: list[Path], tick: str, with_model: bool = True,
                      progress: Callable[[str], None] | None = None) -> dict:
-    """The figures of every policy on the series in these files. At 1-hour ticks only rows with a real time
-    of day are used (EPA's date-only rows would pile onto midnight); at 1-day ticks every row."""
-    timed_only = tick == "1h"
-    sources, skipped = usable_series(load_events(paths, timed_only=timed_only), TICKS[tick])
+    """The figures of every policy on the series in these files."""
+    sources, skipped, rows = _series(paths, tick)
     policies = evaluate_policies(sources, progress, with_model)
     return {
         "tick": tick,
-        "rows": "time-stamped rows only" if timed_only else "all rows",
+        "rows": rows,
         "sources_used": len(sources),
         "sources_skipped": len(skipped),
         **policies,

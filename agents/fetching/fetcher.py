@@ -193,6 +193,7 @@ class Fetcher:
             "max_depth": request.max_depth,
             "max_pages": request.max_pages,
             "source_url": request.source_url,
+            "tick_at": request.tick_at,
             "reason": request.reason,
             "redirects": redirects,
         }

@@ -14,7 +14,8 @@ def _page(**fields) -> PageFetched:
 def test_every_topic_of_the_design_is_registered():
     assert set(TOPICS) == {
         "crawl.requests", "pages.fetched", "links.scored", "sources.found", "pagination.tags",
-        "records.extracted", "changes.detected", "revisit.ticks", "revisit.decisions", "metrics", "deadletter",
+        "records.extracted", "changes.detected", "revisit.ticks", "revisit.decisions", "revisit.outcomes", "metrics",
+        "deadletter",
     }
 
 

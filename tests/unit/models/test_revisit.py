@@ -124,5 +124,5 @@ def test_a_model_file_of_another_format_is_refused(tmp_path):
     from models.revisit_model import UpdatePredictor
 
     torch.save({"format_version": 99}, tmp_path / "old.pt")
-    with pytest.raises(ValueError, match="format 99; this code reads 1"):
+    with pytest.raises(ValueError, match="format 99; this code reads 2"):
         UpdatePredictor.load(tmp_path / "old.pt")

@@ -1,0 +1,173 @@
+"""Stage `revisit`'s core: the watched source pages, their ticks, the model's decisions, and what was seen.
+
+Ticks are indices on a grid of `tick_hours` aligned to the Unix epoch; tick i ends at i·tick_hours. A watched
+source keeps what a crawler can honestly know of it: the ticks whose revisit found new items (the model's
+input window; every other tick reads as "no update seen"), the last tick decided, the validators of its
+last fetch, and the sums its live figures are made of.
+
+The live figures follow DESIGN.md's definitions with y_t estimated from what the revisits found: a revisit
+at tick T that finds new items places each item at the tick of its listed time, clamped into the ticks since
+the previous revisit, or at the first of those ticks when the listing gives no time (the earliest it could
+have appeared, so the estimate errs towards lower timeliness and longer delays, never higher). An update
+tick is timely when it is the revisit's own tick.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from models.revisit_model import WINDOW, UpdatePredictor, live_window
+from schemas.base import derived_event_id
+from schemas.crawl import CrawlRequest
+from schemas.revisit import RevisitDecision, RevisitOutcome, RevisitTick
+
+
+@dataclass(frozen=True)
+class RevisitClock:
+    """The scheduler's clock: the wall clock, or a simulated one (origin at a wall time, sped up)."""
+
+    tick_hours: float = 1.0
+    origin: datetime | None = None
+    origin_wall: float = 0.0
+    speed: float = 1.0
+
+    @classmethod
+    def from_settings(cls, settings) -> RevisitClock:
+        if settings.revisit_clock_origin is not None and settings.revisit_clock_origin_wall is None:
+            raise ValueError("revisit_clock_origin needs revisit_clock_origin_wall (the Unix time it is read at)")
+        return cls(settings.revisit_tick_hours, settings.revisit_clock_origin,
+                   settings.revisit_clock_origin_wall or 0.0, settings.revisit_clock_speed)
+
+    def hours(self) -> float:
+        """Now, in hours since the Unix epoch."""
+        if self.origin is None:
+            return time.time() / 3600
+        return self.origin.timestamp() / 3600 + (time.time() - self.origin_wall) * self.speed / 3600
+
+    def tick(self) -> int:
+        """The last tick that has ended."""
+        return math.floor(self.hours() / self.tick_hours + 1e-9)
+
+    def tick_of(self, moment: datetime) -> int:
+        """The tick a moment falls in: (i−1, i] in tick units."""
+        return math.ceil(moment.timestamp() / 3600 / self.tick_hours - 1e-9)
+
+    def tick_time(self, tick: int) -> datetime:
+        return datetime.fromtimestamp(tick * self.tick_hours * 3600, UTC)
+
+    def real_seconds_per_tick(self) -> float:
+        return self.tick_hours * 3600 / self.speed
+
+
+class WatchedSource(BaseModel):
+    """A watched source page's state (a Faust table value, as JSON)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    page_url: str
+    site: str
+    added_tick: int
+    # Ticks up to this one are decided; a tick at or before it is a duplicate.
+    last_tick: int
+    # Ticks whose revisit found new items, the last WINDOW of them: the model's honest input.
+    updated_ticks: list[int] = []
+    # The latest tick whose revisit outcome is in: new items found later appeared after it.
+    observed_until: int
+    etag: str | None = None
+    last_modified: str | None = None
+    # Sums of the live figures.
+    fetches: int = 0
+    update_ticks: int = 0
+    timely: int = 0
+    items: int = 0
+    delay_hours: float = 0.0
+
+    def figures(self, now_tick: int) -> dict[str, float | None]:
+        """Timeliness, friendliness, mean delay (hours) and fetches per new item so far."""
+        ticks, updates = now_tick - self.added_tick, self.update_ticks
+        quiet = ticks - updates
+        return {
+            "timeliness": self.timely / updates if updates else None,
+            "friendliness": max(quiet - (self.fetches - self.timely), 0) / quiet if quiet > 0 else None,
+            "delay_h": self.delay_hours / self.items if self.items else None,
+            "fetches_per_item": self.fetches / self.items if self.items else None,
+        }
+
+
+def start_watching(page_url: str, site: str, now_tick: int) -> WatchedSource:
+    """A new watch: its first decision is at the next tick, and it has seen nothing yet."""
+    return WatchedSource(page_url=page_url, site=site, added_tick=now_tick, last_tick=now_tick,
+                         observed_until=now_tick)
+
+
+def tick_message(source: WatchedSource, tick: int, clock: RevisitClock) -> RevisitTick:
+    return RevisitTick(event_id=derived_event_id(source.page_url, "tick", str(tick)), site=source.site,
+                       page_url=source.page_url, tick_at=clock.tick_time(tick))
+
+
+@dataclass(frozen=True)
+class Decision:
+    message: RevisitDecision
+    # The revisit to fetch, when the decision is to fetch.
+    request: CrawlRequest | None
+
+
+def decide(model: UpdatePredictor, due: Sequence[tuple[WatchedSource, RevisitTick]],
+           clock: RevisitClock) -> list[Decision]:
+    """The model's decisions for a batch of due ticks (one batched inference), and the state they leave: each
+    source's last tick and fetch count are updated in place."""
+    if not due:
+        return []
+    ticks = [clock.tick_of(tick.tick_at) for _, tick in due]
+    windows = [live_window(source.updated_ticks, index, clock.tick_hours) for (source, _), index in zip(due, ticks)]
+    probabilities = model.predict(windows, [source.page_url for source, _ in due])
+    threshold = model.threshold if model.threshold is not None else 0.5
+    decisions = []
+    for (source, tick), index, probability in zip(due, ticks, probabilities):
+        fetch = bool(probability >= threshold)
+        source.last_tick = index
+        source.fetches += fetch
+        message = RevisitDecision(event_id=derived_event_id(tick.event_id, "decision"), site=source.site,
+                                  page_url=source.page_url, tick_at=tick.tick_at, policy=model.version,
+                                  fetch=fetch, probability=round(float(probability), 6))
+        request = CrawlRequest(
+            event_id=derived_event_id(tick.event_id, "revisit"), site=source.site, url=source.page_url,
+            crawl_id=f"revisit-{index}", depth=0, max_depth=0, max_pages=1, reason="revisit",
+            source_url=source.page_url, tick_at=tick.tick_at, etag=source.etag,
+            last_modified=source.last_modified) if fetch else None
+        decisions.append(Decision(message, request))
+    return decisions
+
+
+def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock) -> bool:
+    """Fold a revisit's outcome into the source's history and live figures; False when it came after a later
+    revisit's outcome (its items were then already counted there, so only its validators are kept)."""
+    if outcome.etag or outcome.last_modified:
+        source.etag, source.last_modified = outcome.etag, outcome.last_modified
+    tick = clock.tick_of(outcome.tick_at)
+    if tick <= source.observed_until:
+        return False
+    previous = source.observed_until
+    source.observed_until = tick
+    if not outcome.read or not outcome.new_items:
+        return True
+    fetched_hours = tick * clock.tick_hours
+    first_hours = previous * clock.tick_hours
+    placed: set[int] = set()
+    for index in range(outcome.new_items):
+        listed = outcome.published[index] if index < len(outcome.published) else None
+        hours = listed.timestamp() / 3600 if listed is not None else first_hours
+        hours = min(max(hours, first_hours), fetched_hours)
+        placed.add(min(max(clock.tick_of(datetime.fromtimestamp(hours * 3600, UTC)), previous + 1), tick))
+        source.delay_hours += fetched_hours - hours
+    source.items += outcome.new_items
+    source.update_ticks += len(placed)
+    source.timely += tick in placed
+    source.updated_ticks = [t for t in source.updated_ticks if t > tick - WINDOW] + [tick]
+    return True

@@ -1,0 +1,121 @@
+"""Stage `revisit`: sources.found → the watch table; a timer → revisit.ticks; ticks → revisit.decisions and
+crawl.requests (reason "revisit"); revisit.outcomes → each source's history and its live figures (metrics).
+
+The core is agents.revisit. A source's state lives in the `revisit-sources` table, keyed by its page URL in
+its site's partition (every topic here is keyed by site), so it follows the site to whichever worker owns
+it and a restarted worker resumes from the table's changelog. The timer only reads the table; every change
+happens in an agent, on an event of the source's own partition. A tick at or before a source's last decided
+tick (sent again after a restart, or by a standby copy) is dropped, so decisions are made once per tick.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+
+import faust
+
+from agents.revisit import RevisitClock, WatchedSource, decide, observe, start_watching, tick_message
+from models.revisit_model import UpdatePredictor, load_predictor
+from schemas.revisit import RevisitTick
+from streams import metrics
+from streams.app import app, settings
+from streams.deadletters import decode_events
+from streams.topics import send, topic
+
+log = logging.getLogger(__name__)
+TICK_BATCH = 1024
+clock = RevisitClock.from_settings(settings)
+watched = app.Table("revisit-sources", partitions=settings.topic_partitions,
+                    schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
+# The tick last sent per source by this worker's timer, so one tick goes out once per source.
+_ticks_sent: dict[str, int] = {}
+
+
+@cache
+def model() -> UpdatePredictor:
+    loaded = load_predictor(settings.revisit_model)
+    log.info("revisit model %s (threshold %s, trained on %s)", loaded.version, loaded.threshold, loaded.trained_on)
+    return loaded
+
+
+def _store(event: faust.types.EventT, source: WatchedSource) -> None:
+    """Write a source's state with its changelog on the partition of the event it came with (a batch's
+    current event is not necessarily that one)."""
+    value = source.model_dump(mode="json")
+    watched.data[source.page_url] = value
+    watched.send_changelog(event.message.partition, source.page_url, value)
+
+
+@app.agent(topic("sources.found"))
+async def watch_sources(stream):
+    async for event in stream.events():
+        for found in await decode_events("sources.found", [event]):
+            if found.url in watched:
+                continue
+            watched[found.url] = start_watching(found.url, found.site, clock.tick()).model_dump(mode="json")
+            metrics.count("sources_watched", "revisit")
+            log.info("watching %s (found by %s)", found.url, found.crawl_id)
+
+
+@app.timer(interval=min(max(clock.real_seconds_per_tick() / 4, 0.25), 60.0))
+async def emit_ticks():
+    now = clock.tick()
+    for url, value in list(watched.items()):
+        if value["last_tick"] < now and _ticks_sent.get(url, -1) < now:
+            _ticks_sent[url] = now
+            await send("revisit.ticks", tick_message(WatchedSource.model_validate(value), now, clock))
+
+
+@app.agent(topic("revisit.ticks"))
+async def decide_revisits(stream):
+    predictor = model()
+    async for events in stream.take_events(TICK_BATCH, within=0.05):
+        # Per source, its latest tick in the batch: an earlier one still queued behind it (a backlog, a tick
+        # sent again) is passed over, and counts as a tick without a fetch.
+        due: dict[str, tuple[faust.types.EventT, WatchedSource, RevisitTick]] = {}
+        for event in events:
+            for tick in await decode_events("revisit.ticks", [event]):
+                value = watched.get(tick.page_url)
+                if value is None:
+                    metrics.count("ticks_of_unwatched_sources", "revisit")
+                    continue
+                source = WatchedSource.model_validate(value)
+                if clock.tick_of(tick.tick_at) <= source.last_tick:
+                    metrics.count("duplicate_ticks", "revisit")
+                    continue
+                if tick.page_url in due:
+                    metrics.count("ticks_passed_over", "revisit")
+                    if due[tick.page_url][2].tick_at >= tick.tick_at:
+                        continue
+                due[tick.page_url] = (event, source, tick)
+        batch = list(due.values())
+        decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock)
+        for (event, source, _), decision in zip(batch, decisions):
+            _store(event, source)
+            await send("revisit.decisions", decision.message)
+            if decision.request is not None:
+                await send("crawl.requests", decision.request)
+            metrics.count("revisit_decisions", "revisit", fetch=str(decision.request is not None).lower())
+
+
+@app.agent(topic("revisit.outcomes"))
+async def observe_revisits(stream):
+    async for event in stream.events():
+        for outcome in await decode_events("revisit.outcomes", [event]):
+            value = watched.get(outcome.page_url)
+            if value is None:
+                metrics.count("outcomes_of_unwatched_sources", "revisit")
+                continue
+            source = WatchedSource.model_validate(value)
+            if not observe(source, outcome, clock):
+                metrics.count("outcomes_out_of_order", "revisit")
+            if not outcome.read:
+                log.info("revisit of %s failed: %s", outcome.page_url, outcome.error)
+                metrics.count("revisits_failed", "revisit")
+            watched[outcome.page_url] = source.model_dump(mode="json")
+            now = clock.tick()
+            counts = {"ticks_watched": now - source.added_tick, "revisits": source.fetches, "new_items": source.items}
+            for name, value in (source.figures(now) | counts).items():
+                if value is not None:
+                    metrics.gauge(name, "revisit", round(value, 4), source=outcome.page_url)

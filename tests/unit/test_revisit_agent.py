@@ -1,0 +1,96 @@
+"""The revisit stage's core: its clock, batched decisions, and the live figures from what revisits found."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agents.revisit import RevisitClock, decide, observe, start_watching, tick_message
+from models.revisit_model import WINDOW, UpdatePredictor, live_window
+from schemas.revisit import RevisitOutcome
+
+CLOCK = RevisitClock(tick_hours=1.0)
+URL = "https://example.org/events"
+
+
+def _model(threshold: float) -> UpdatePredictor:
+    model = UpdatePredictor(["epa-1"])
+    model.threshold, model.version = threshold, "test-model"
+    return model
+
+
+def _outcome(tick: int, new_items: int = 0, published=(), read: bool = True) -> RevisitOutcome:
+    return RevisitOutcome(site="example.org", page_url=URL, tick_at=CLOCK.tick_time(tick), read=read,
+                          new_items=new_items, published=list(published), etag='"v2"')
+
+
+def test_ticks_are_epoch_aligned_and_a_moment_belongs_to_the_tick_it_ends_in():
+    moment = datetime(2026, 11, 23, 14, 0, tzinfo=UTC)
+    tick = CLOCK.tick_of(moment)
+    assert CLOCK.tick_time(tick) == moment
+    assert CLOCK.tick_of(moment + timedelta(minutes=1)) == tick + 1
+    simulated = RevisitClock(1.0, origin=moment, origin_wall=0.0, speed=3600.0)
+    assert simulated.real_seconds_per_tick() == 1.0
+    # Its origin was read at Unix time 0, so by now it has run far ahead of the wall clock.
+    assert simulated.tick() > RevisitClock().tick()
+
+
+def test_the_live_window_marks_only_the_ticks_whose_revisit_found_items():
+    window = live_window([95, 99, 80], 100, 1.0)
+    assert window.shape == (WINDOW, 7)
+    assert window[:, 0].tolist() == [0, 0, 0, 0, 0, 1, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("threshold, fetches", [(0.0, True), (1.01, False)])
+def test_a_batch_of_ticks_is_decided_at_the_model_threshold(threshold, fetches):
+    sources = [start_watching(f"{URL}/{n}", "example.org", 100) for n in range(3)]
+    due = [(source, tick_message(source, 101, CLOCK)) for source in sources]
+    decisions = decide(_model(threshold), due, CLOCK)
+    assert [d.message.fetch for d in decisions] == [fetches] * 3
+    assert all(0 <= d.message.probability <= 1 and d.message.policy == "test-model" for d in decisions)
+    assert [source.last_tick for source in sources] == [101] * 3
+    assert [source.fetches for source in sources] == [int(fetches)] * 3
+    if fetches:
+        request = decisions[0].request
+        assert (request.reason, request.url, request.source_url) == ("revisit", f"{URL}/0", f"{URL}/0")
+        assert request.tick_at == CLOCK.tick_time(101) and request.crawl_id == "revisit-101"
+    else:
+        assert all(d.request is None for d in decisions)
+    # The same tick again (a restart resends it) has the same ids: its rows and requests replace, not add.
+    again = tick_message(sources[0], 101, CLOCK)
+    assert again.event_id == due[0][1].event_id
+
+
+def test_outcomes_give_timeliness_friendliness_delay_and_fetches_per_item_as_defined():
+    source = start_watching(URL, "example.org", 100)
+    # Fetches at 101 (nothing), 103 (one item listed at 102:30 → tick 103: timely), 106 (two items without a
+    # time → placed at 104, the first tick since the last revisit: late, 2 h after that).
+    source.fetches = 3
+    assert observe(source, _outcome(101), CLOCK)
+    assert observe(source, _outcome(103, 1, [CLOCK.tick_time(102) + timedelta(minutes=30)]), CLOCK)
+    assert observe(source, _outcome(106, 2, [None, None]), CLOCK)
+    assert source.updated_ticks == [103, 106] and source.etag == '"v2"'
+    figures = source.figures(now_tick=110)
+    # 10 ticks, update ticks {103, 104}; fetches at 101 and 106 fell on quiet ticks.
+    assert figures["timeliness"] == 0.5
+    assert figures["friendliness"] == pytest.approx((8 - 2) / 8)
+    assert figures["delay_h"] == pytest.approx((0.5 + 3 + 3) / 3)
+    assert figures["fetches_per_item"] == 1.0
+
+
+def test_an_outcome_older_than_the_last_one_counts_nothing_twice():
+    source = start_watching(URL, "example.org", 100)
+    assert observe(source, _outcome(105, 1, [None]), CLOCK)
+    assert not observe(source, _outcome(103, 1, [None]), CLOCK)
+    assert (source.items, source.update_ticks) == (1, 1)
+
+
+def test_a_failed_revisit_adds_no_items_and_a_burst_counts_each_item():
+    source = start_watching(URL, "example.org", 100)
+    assert observe(source, _outcome(101, read=False), CLOCK)
+    assert source.items == 0 and source.updated_ticks == []
+    burst = 5000
+    observe(source, _outcome(102, burst, [CLOCK.tick_time(102)] * burst), CLOCK)
+    assert (source.items, source.update_ticks, source.timely) == (burst, 1, 1)
+    assert source.updated_ticks == [102]
