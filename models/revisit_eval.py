@@ -4,7 +4,9 @@ Per source and window: timeliness = Σ c·y / Σ y, friendliness = Σ (1−c)(1�
 (hours from an item's publication to the first fetch after it; an item no fetch follows counts until the end
 of the window), fetches per new item. Macro = mean over sources, micro = pooled. Thresholds are chosen on the
 validation window (the end of each source's training part, the policy fitted before it) and applied to the
-test part (the policy refitted on the whole training part); never on the test part.
+test part (the policy refitted on the whole training part); never on the test part. The model and the
+logistic regression read the true update bits (the oracle variant) and, as `*_honest`, only what their own
+fetches showed (models.revisit_honest).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from models.revisit_data import SourceSeries
+from models.revisit_honest import (HONEST_THRESHOLDS, StepScorer, logistic_step_scorer, model_step_scorer,
+                                   observed_rollout)
+from models.revisit_model import UpdatePredictor
 from models.revisit_model import train as train_predictor
 from models.revisit_policies import adaptive, hour_of_week, logistic, poisson, rc
 
@@ -74,12 +79,18 @@ def _windows(series: SourceSeries, validation: bool) -> tuple[int, int, int]:
 Scorer = Callable[[SourceSeries, int, int, int], np.ndarray]
 
 
-def _model_scorer(sources: Sequence[SourceSeries], validation: bool, progress: Callable[[str], None] | None) -> Scorer:
-    """The TSP model trained on every source's ticks before the window, as a scorer."""
+def _train_model(sources: Sequence[SourceSeries], validation: bool,
+                 progress: Callable[[str], None] | None) -> UpdatePredictor:
+    """The global TSP model trained on every source's ticks before the window."""
     fit_ends = [_windows(series, validation)[0] for series in sources]
-    model = train_predictor(sources, fit_ends, progress=(lambda epoch, loss: progress(
+    return train_predictor(sources, fit_ends, progress=(lambda epoch, loss: progress(
         f"model ({'validation' if validation else 'test'}): epoch {epoch}, loss {loss:.3f}")) if progress else None)
-    return lambda series, fit_end, a, b: model.probabilities(series, a, b)
+
+
+def _per_source_scorer(sources: Sequence[SourceSeries], validation: bool) -> Scorer:
+    """The paper's set-up: one TSP model per source, trained on that source's ticks before the window."""
+    models = {series.source_id: train_predictor([series], [_windows(series, validation)[0]]) for series in sources}
+    return lambda series, fit_end, a, b: models[series.source_id].probabilities(series, a, b)
 
 
 def thresholded_counts(name: str, sources: Sequence[SourceSeries], validation: bool,
@@ -109,9 +120,38 @@ def choose_threshold(validation: list[list[np.ndarray]], target: float) -> int |
     return best[0] if best else None
 
 
+def _thresholded_result(validation: list[list[np.ndarray]], test: list[list[np.ndarray]],
+                        thresholds: np.ndarray) -> dict:
+    """A thresholded policy's figures: at the default threshold, the test curve, and at the thresholds
+    chosen on validation for each target."""
+    default = int(np.argmin(np.abs(thresholds - DEFAULT_THRESHOLD)))
+    curve = [summarize(row) for row in test]
+    result = summarize(test[default]) | {"threshold": float(f"{thresholds[default]:.3g}"),
+                                         # (timeliness, friendliness) on test at every threshold
+                                         "curve": [[c["timeliness"], c["friendliness"]] for c in curve]}
+    for key, target in TARGETS.items():
+        chosen = choose_threshold(validation, target)
+        result[key] = None if chosen is None else (
+            summarize(test[chosen]) | {"threshold": float(f"{thresholds[chosen]:.3g}")})
+    return result
+
+
+def _honest_counts(sources: Sequence[SourceSeries], validation: bool, score: StepScorer) -> list[list[np.ndarray]]:
+    windows = [_windows(series, validation) for series in sources]
+    decisions = observed_rollout(sources, [(a, b) for _, a, b in windows], score)
+    return [[window_counts(series, a, b, fetch) for series, (_, a, b), fetch in zip(sources, windows, row)]
+            for row in decisions]
+
+
 def evaluate_policies(sources: Sequence[SourceSeries], progress: Callable[[str], None] | None = None,
-                      with_model: bool = True) -> dict:
-    """Every policy's test figures; thresholded ones also at the thresholds chosen on validation."""
+                      with_model: bool = True, per_source: bool = False) -> dict:
+    """Every policy's test figures; thresholded ones also at the thresholds chosen on validation. The model
+    and the logistic regression are also rolled out on honest observations (`model_honest`,
+    `logreg_honest`); `per_source` adds the paper's one-model-per-source set-up (`model_per_source`)."""
+    def step(name: str) -> None:
+        if progress:
+            progress(name)
+
     results: dict[str, dict] = {}
     test_windows = [_windows(series, validation=False) for series in sources]
     for k in RC_RANGE:
@@ -119,19 +159,24 @@ def evaluate_policies(sources: Sequence[SourceSeries], progress: Callable[[str],
                                         for s, (_, a, b) in zip(sources, test_windows)])
     results["adaptive"] = summarize([window_counts(s, a, b, adaptive(s, a, b))
                                      for s, (_, a, b) in zip(sources, test_windows)])
-    default = int(np.argmin(np.abs(THRESHOLDS - DEFAULT_THRESHOLD)))
-    for name in ("poisson", *SCORED, *(("model",) if with_model else ())):
-        if progress:
-            progress(name)
-        scorers = [_model_scorer(sources, phase, progress) if name == "model" else None for phase in (True, False)]
-        validation = thresholded_counts(name, sources, True, scorers[0])
-        test = thresholded_counts(name, sources, False, scorers[1])
-        curve = [summarize(row) for row in test]
-        results[name] = summarize(test[default]) | {"threshold": float(f"{THRESHOLDS[default]:.3g}"),
-                                                     # (timeliness, friendliness) on test at every threshold
-                                                     "curve": [[c["timeliness"], c["friendliness"]] for c in curve]}
-        for key, target in TARGETS.items():
-            chosen = choose_threshold(validation, target)
-            results[name][key] = None if chosen is None else (
-                summarize(test[chosen]) | {"threshold": float(f"{THRESHOLDS[chosen]:.3g}")})
+    for name in ("poisson", *SCORED):
+        step(name)
+        results[name] = _thresholded_result(thresholded_counts(name, sources, True),
+                                            thresholded_counts(name, sources, False), THRESHOLDS)
+    step("logreg on honest observations")
+    results["logreg_honest"] = _thresholded_result(*(_honest_counts(sources, phase, logistic_step_scorer(
+        sources, [_windows(series, phase)[0] for series in sources])) for phase in (True, False)), HONEST_THRESHOLDS)
+    if with_model:
+        step("model")
+        models = [_train_model(sources, phase, progress) for phase in (True, False)]
+        results["model"] = _thresholded_result(*(thresholded_counts(
+            "model", sources, phase, lambda series, fit_end, a, b, m=model: m.probabilities(series, a, b))
+            for phase, model in zip((True, False), models)), THRESHOLDS)
+        step("model on honest observations")
+        results["model_honest"] = _thresholded_result(*(_honest_counts(sources, phase, model_step_scorer(
+            model, sources)) for phase, model in zip((True, False), models)), HONEST_THRESHOLDS)
+    if per_source:
+        step("one model per source")
+        results["model_per_source"] = _thresholded_result(*(thresholded_counts(
+            "model", sources, phase, _per_source_scorer(sources, phase)) for phase in (True, False)), THRESHOLDS)
     return results

@@ -7,7 +7,9 @@ so the loss weighs positive ticks by the negative/positive ratio of the training
 source's training ticks only. The recipe (weights, hyper-parameters, source ids) saves to one file, loaded
 with weights_only=True.
 
-As the logistic-regression baseline, the window's bits are the true ones here (the oracle variant).
+Training windows mix the true bits (the oracle variant, as the logistic-regression baseline reads them) with
+what a crawler fetching at a fixed random interval would have seen (what the live scheduler reads), and a
+share of them train the cold-start row.
 """
 
 from __future__ import annotations
@@ -28,19 +30,33 @@ EPOCHS = 4
 BATCH = 512
 # Negative training windows kept per source and epoch (all positives are kept): bounds an epoch's cost.
 NEGATIVES_PER_SOURCE = 1500
+# Share of training windows that stand for a source the model never saw (the cold-start row 0 learns from
+# them), and share whose bits are what a crawler fetching every 1…MAX_OBSERVED_INTERVAL ticks would have
+# seen rather than the true bits (live, the model only ever reads those).
+COLD_START_SHARE = 0.1
+OBSERVED_SHARE = 0.5
+MAX_OBSERVED_INTERVAL = 8
 FORMAT_VERSION = 2
 
 
-def tick_inputs(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
-    """Per tick: the updated bit and the cyclic time of its end (hour, weekday, day of month): 7 columns."""
-    return np.concatenate([series.updated[ticks, None], cyclic_time(series, ticks)], axis=1).astype(np.float32)
-
-
-def windows_before(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
-    """For each tick t, the inputs of ticks t−WINDOW … t−1: (len(ticks), WINDOW, 7)."""
-    inputs = tick_inputs(series, np.arange(len(series.counts)))
+def windows_before(series: SourceSeries, ticks: np.ndarray, bits: np.ndarray | None = None) -> np.ndarray:
+    """For each tick t, the inputs of ticks t−WINDOW … t−1: (len(ticks), WINDOW, 7) — per tick its bit (the
+    true updated bit, or the given `bits`) and the cyclic time of its end (hour, weekday, day of month)."""
+    every = np.arange(len(series.counts))
+    bits = series.updated if bits is None else bits
+    inputs = np.concatenate([bits[:, None], cyclic_time(series, every)], axis=1).astype(np.float32)
     index = ticks[:, None] - np.arange(WINDOW, 0, -1)[None, :]
     return inputs[np.clip(index, 0, None)]
+
+
+def observed_bits(updated: np.ndarray, fetch: np.ndarray) -> np.ndarray:
+    """What a crawler fetching at `fetch` ticks sees: 1 at a fetch tick when the page gained items since the
+    previous fetch, 0 at every other tick."""
+    fetch_ticks = np.flatnonzero(fetch)
+    gained = np.diff(np.concatenate([[0], np.cumsum(updated)[fetch_ticks]])) > 0
+    bits = np.zeros(len(updated), dtype=bool)
+    bits[fetch_ticks[gained]] = True
+    return bits
 
 
 def live_window(updated_ticks: Iterable[int], tick: int, tick_hours: float) -> np.ndarray:
@@ -119,6 +135,13 @@ def _training_windows(series: SourceSeries, fit_end: int, rng: np.random.Generat
     return np.concatenate([ticks[updated], negatives])
 
 
+def _crawler_view(series: SourceSeries, rng: np.random.Generator) -> np.ndarray:
+    """The series' bits as a crawler fetching every k ticks (k and phase drawn at random) would see them."""
+    interval = int(rng.integers(1, MAX_OBSERVED_INTERVAL + 1))
+    fetch = (np.arange(len(series.counts)) + int(rng.integers(interval))) % interval == 0
+    return observed_bits(series.updated, fetch)
+
+
 def train(sources: Sequence[SourceSeries], fit_ends: Sequence[int], seed: int = 13, epochs: int = EPOCHS,
           progress: Callable[[int, float], None] | None = None) -> UpdatePredictor:
     """One global model over every source's ticks before its fit end."""
@@ -134,9 +157,12 @@ def train(sources: Sequence[SourceSeries], fit_ends: Sequence[int], seed: int = 
             labels = series.updated[ticks]
             # Each source's sampled negatives stand for all of its quiet ticks.
             quiet, sampled = (~series.updated[WINDOW:fit_end]).sum(), max((~labels).sum(), 1)
-            windows.append(windows_before(series, ticks))
+            observed = rng.random(len(ticks)) < OBSERVED_SHARE
+            windows.append(np.where(observed[:, None, None], windows_before(series, ticks, _crawler_view(series, rng)),
+                                    windows_before(series, ticks)))
             targets.append(labels.astype(np.float32))
-            ids.append(np.full(len(ticks), model.source_index(series.source_id)))
+            cold = rng.random(len(ticks)) < COLD_START_SHARE
+            ids.append(np.where(cold, 0, model.source_index(series.source_id)))
             weights.append(np.where(labels, 1.0, quiet / sampled).astype(np.float32))
         x, y = torch.from_numpy(np.concatenate(windows)), torch.from_numpy(np.concatenate(targets))
         s, w = torch.from_numpy(np.concatenate(ids)).long(), torch.from_numpy(np.concatenate(weights))

@@ -83,15 +83,25 @@ def _features(series: SourceSeries, ticks: np.ndarray) -> np.ndarray:
     return np.concatenate([lags, cyclic_time(series, ticks)], axis=1)
 
 
-def logistic(series: SourceSeries, fit_end: int, a: int, b: int) -> np.ndarray:
-    """P(update) of each window tick from a per-source logistic regression (balanced classes: updates are
-    rare)."""
+def fit_logistic(series: SourceSeries, fit_end: int) -> tuple[np.ndarray, float] | float:
+    """A per-source logistic regression (balanced classes: updates are rare) on the ticks before fit_end: its
+    (coefficients, intercept) over the features (lags 1…10, then cyclic time), or the constant rate when the
+    training ticks are all alike."""
     train = np.arange(LAGS, fit_end)
     labels = series.updated[train]
     if labels.all() or not labels.any():
-        return np.full(b - a, float(labels.mean()))
+        return float(labels.mean())
     model = LogisticRegression(class_weight="balanced", max_iter=200)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(_features(series, train), labels)
-    return model.predict_proba(_features(series, np.arange(a, b)))[:, 1]
+    return model.coef_[0], float(model.intercept_[0])
+
+
+def logistic(series: SourceSeries, fit_end: int, a: int, b: int) -> np.ndarray:
+    """P(update) of each window tick from the per-source logistic regression, on the true lags."""
+    fitted = fit_logistic(series, fit_end)
+    if isinstance(fitted, float):
+        return np.full(b - a, fitted)
+    weights, bias = fitted
+    return 1 / (1 + np.exp(-(_features(series, np.arange(a, b)) @ weights + bias)))

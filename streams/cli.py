@@ -186,6 +186,23 @@ def cmd_simweb(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.kind == "revisit":
+        from models.revisit_model import load_predictor
+        from streams.bench_revisit import bench_revisit
+
+        try:
+            model = load_predictor(Path(args.model) if args.model else None)
+        except (FileNotFoundError, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        result = bench_revisit(model, args.sources, args.batch, args.runs,
+                               progress=lambda line: print(f"  {line}", file=sys.stderr))
+        _print_json(result) if args.json else print(
+            f"{result['sources']} watched pages, one hour of 1-h ticks: {result['cpu_s_per_hour']} CPU s "
+            f"({result['cpu_share_of_one_core']:.2%} of one core); {result['decisions_per_s_inference']} decisions/s "
+            f"batched inference, {result['decisions_per_s_stage']} decisions/s for the whole stage (batch "
+            f"{result['batch']}, median of {result['runs']} hours; {result['included']})")
+        return 0
     if args.kind == "tag":
         from models.pagination_eval import tagging_throughput
         from models.pagination_tagger import load_tagger
@@ -335,7 +352,7 @@ def cmd_eval_revisit(args: argparse.Namespace) -> int:
     paths = _event_files(args)
     if paths is None:
         return 2
-    result = evaluate_revisit(paths, args.tick, with_model=not args.no_model,
+    result = evaluate_revisit(paths, args.tick, with_model=not args.no_model, per_source=args.per_source,
                               progress=lambda step: print(f"  {step} …", file=sys.stderr))
     if args.plot:
         from streams.revisit_plot import plot_plane
@@ -598,11 +615,13 @@ def build_parser() -> argparse.ArgumentParser:
     simweb.set_defaults(func=cmd_simweb)
 
     bench = commands.add_parser("bench", help="benchmarks: `bench crawl` compares the pipeline with Scrapy")
-    bench.add_argument("kind", choices=["crawl", "fetch-parse", "scrapy", "tag"],
+    bench.add_argument("kind", choices=["crawl", "fetch-parse", "scrapy", "tag", "revisit"],
                        help="crawl: the side-by-side table; fetch-parse / scrapy: one run of that crawler alone; "
-                            "tag: pagination tagging throughput")
+                            "tag: pagination tagging throughput; revisit: the revisit stage's cost per hour")
     bench.add_argument("--data", nargs="+", metavar="DIR", help="pagination data to tag (tag; default <data>/pagination/prnsm)")
-    bench.add_argument("--model", help="pagination model (tag; default: the shipped one)")
+    bench.add_argument("--model", help="pagination model (tag) or revisit model (revisit); default: the shipped one")
+    bench.add_argument("--sources", type=int, default=100_000, help="watched source pages (revisit; default 100000)")
+    bench.add_argument("--batch", type=int, default=1024, help="ticks per inference batch (revisit; default 1024)")
     bench.add_argument("--sites", type=int, default=30, help="simulated sites (crawl; default 30)")
     bench.add_argument("--seed", type=int, default=42)
     bench.add_argument("--runs", type=int, default=3, help="runs per configuration (default 3)")
@@ -645,6 +664,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--plot", metavar="PNG", help="revisit: write the timeliness–friendliness plane")
             command.add_argument("--no-model", action="store_true",
                                  help="revisit: the baselines only (training the LSTM takes minutes)")
+            command.add_argument("--per-source", action="store_true",
+                                 help="revisit: also one model per source, as in the paper (minutes more)")
             command.add_argument("--json", action="store_true")
         command.set_defaults(func=func)
 

@@ -28,11 +28,11 @@ def train_revisit_model(paths: list[Path], tick: str, target: float,
                                                               "tick": tick, "rows": rows}, progress=progress)
 
 
-def evaluate_revisit(paths: list[Path], tick: str, with_model: bool = True,
+def evaluate_revisit(paths: list[Path], tick: str, with_model: bool = True, per_source: bool = False,
                      progress: Callable[[str], None] | None = None) -> dict:
     """The figures of every policy on the series in these files."""
     sources, skipped, rows = _series(paths, tick)
-    policies = evaluate_policies(sources, progress, with_model)
+    policies = evaluate_policies(sources, progress, with_model, per_source)
     return {
         "tick": tick,
         "rows": rows,
@@ -54,10 +54,10 @@ def print_revisit(result: dict) -> None:
     print(f"{result['sources_used']} sources at {result['tick']} ticks ({result['rows']}; "
           f"{result['sources_skipped']} skipped: < 10 training or < 2 test events) — macro over sources")
     for name in [f"rc_{k}" for k in RC_RANGE] + ["adaptive"]:
-        print(f"  {name:<9} {_cells(result[name])}")
-    for name in ("poisson", "how", "logreg", "model"):
+        print(f"  {name:<16} {_cells(result[name])}")
+    for name in ("poisson", "how", "logreg", "logreg_honest", "model", "model_honest", "model_per_source"):
         if name not in result:
             continue
-        print(f"  {name:<9} {_cells(result[name])}")
+        print(f"  {name:<16} {_cells(result[name])}")
         for key in ("at_t95", "at_t90"):
             print(f"    {key}  {_cells(result[name][key])}")

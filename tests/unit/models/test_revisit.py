@@ -126,3 +126,12 @@ def test_a_model_file_of_another_format_is_refused(tmp_path):
     torch.save({"format_version": 99}, tmp_path / "old.pt")
     with pytest.raises(ValueError, match="format 99; this code reads 2"):
         UpdatePredictor.load(tmp_path / "old.pt")
+
+
+def test_a_crawler_sees_an_update_only_at_its_next_fetch():
+    from models.revisit_model import observed_bits
+
+    updated = np.array([0, 1, 0, 0, 1, 1, 0, 0, 0, 1], dtype=bool)
+    fetch = np.array([1, 0, 0, 1, 0, 1, 0, 0, 1, 0], dtype=bool)
+    # Fetch at 3 sees the update at 1; at 5 those at 4 and 5; at 8 nothing new; the update at 9 is unseen.
+    assert observed_bits(updated, fetch).astype(int).tolist() == [0, 0, 0, 1, 0, 1, 0, 0, 0, 0]
