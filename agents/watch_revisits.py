@@ -21,6 +21,7 @@ from schemas.revisit import RevisitTick
 from streams import metrics
 from streams.app import app, settings
 from streams.deadletters import decode_events
+from streams.revisit_retrain import current_model_path
 from streams.topics import send, topic
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ _ticks_sent: dict[str, int] = {}
 
 @cache
 def model() -> UpdatePredictor:
-    loaded = load_predictor(settings.revisit_model)
+    loaded = load_predictor(current_model_path(settings))
     log.info("revisit model %s (threshold %s, trained on %s)", loaded.version, loaded.threshold, loaded.trained_on)
     return loaded
 

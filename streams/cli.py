@@ -190,8 +190,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from models.revisit_model import load_predictor
         from streams.bench_revisit import bench_revisit
 
+        from streams.revisit_retrain import current_model_path
+
         try:
-            model = load_predictor(Path(args.model) if args.model else None)
+            model = load_predictor(Path(args.model) if args.model else current_model_path(get_settings()))
         except (FileNotFoundError, ValueError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
@@ -328,6 +330,51 @@ def cmd_train(args: argparse.Namespace) -> int:
     model.save(Path(args.out), trained_on={"data": [_relative_to_data(folder) for folder in args.data],
                                            "languages": args.language or [], "pages": len(pages)})
     print(f"trained on {len(pages)} pages → {args.out}")
+    return 0
+
+
+def cmd_retrain(args: argparse.Namespace) -> int:
+    from models.revisit_model import load_predictor
+    from models.revisit_training import TargetNotReached
+    from streams.replay import read_topic
+    from streams.revisit_retrain import current_model_path, observed_series, retrain, retrained_path
+
+    settings = get_settings()
+    _ensure_local_kafka()
+    try:
+        current = load_predictor(current_model_path(settings))
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+    async def replayed() -> tuple[list, list]:
+        group = "sourcewatch-retrain"
+        return ((await read_topic("revisit.decisions", True, group, sys.stderr.isatty()))[0],
+                (await read_topic("revisit.outcomes", True, group, sys.stderr.isatty()))[0])
+
+    decisions, outcomes = asyncio.run(replayed())
+    sources = observed_series(decisions, outcomes, settings.revisit_tick_hours)
+    if not sources:
+        print(f"error: no watched page has enough observations to retrain on yet ({len(decisions)} decisions, "
+              f"{len(outcomes)} revisit outcomes replayed; a page needs ≥ 10 revisits that found items in its "
+              "first 85 % and ≥ 2 after)", file=sys.stderr)
+        return 1
+    try:
+        result = retrain(sources, current, args.target, retrained_path(settings), args.dry_run,
+                         progress=lambda step: print(f"  {step}", file=sys.stderr))
+    except TargetNotReached as error:
+        print(f"error: {error}; the current model stays", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json(vars(result))
+        return 0
+    for name, version, figures in (("current", result.current_version, result.current),
+                                   ("candidate", result.candidate_version, result.candidate)):
+        print(f"  {name:<9} {version}: timeliness {figures['timeliness']}, friendliness {figures['friendliness']}, "
+              f"delay {figures['delay_h']} h (held-out window of {result.sources} watched pages)")
+    verdict = "better" if result.better else "not better"
+    print(f"the candidate is {verdict}: " + (f"swapped in at {result.written_to} (workers load it on their next "
+                                              "start)" if result.swapped else "the current model stays"))
     return 0
 
 
@@ -668,6 +715,15 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="revisit: also one model per source, as in the paper (minutes more)")
             command.add_argument("--json", action="store_true")
         command.set_defaults(func=func)
+
+    retrain = commands.add_parser("retrain", help="retrain a model on the live observations replayed from Kafka, "
+                                                  "and swap it in only if better")
+    retrain.add_argument("task", choices=["revisit"])
+    retrain.add_argument("--target", type=float, default=0.95,
+                         help="timeliness the threshold must reach on validation (default 0.95)")
+    retrain.add_argument("--dry-run", action="store_true", help="compare, but keep the current model")
+    retrain.add_argument("--json", action="store_true")
+    retrain.set_defaults(func=cmd_retrain)
 
     tag = commands.add_parser("tag", help="print the pagination links (PAGE, NEXT) of one page")
     tag.add_argument("target", metavar="URL|FILE", help="a page URL (fetched politely) or an HTML file")

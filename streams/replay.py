@@ -21,10 +21,18 @@ from schemas.registry import TOPICS, InvalidMessage, decode
 
 
 async def replay_topic(name: str, out: Path, from_beginning: bool, group: str, show_progress: bool = False) -> dict:
-    if name not in TOPICS:
-        raise SystemExit(f"error: unknown topic {name!r}; topics: {', '.join(TOPICS)}")
     if out.suffix not in (".jsonl", ".parquet"):
         raise SystemExit("error: --out must end in .jsonl or .parquet")
+    messages, invalid = await read_topic(name, from_beginning, group, show_progress)
+    _write([message.model_dump(mode="json") for message in messages], out)
+    return {"topic": name, "exported": len(messages), "invalid": invalid, "out": str(out)}
+
+
+async def read_topic(name: str, from_beginning: bool, group: str, show_progress: bool = False) -> tuple[list, int]:
+    """The valid messages of a topic up to its current end (from the beginning, or after the group's last
+    read), and how many invalid ones were skipped; the group then remembers the end."""
+    if name not in TOPICS:
+        raise SystemExit(f"error: unknown topic {name!r}; topics: {', '.join(TOPICS)}")
     settings = get_settings()
     kafka_topic = f"{settings.topic_prefix}{name}"
     bootstrap = bootstrap_address(settings)
@@ -37,7 +45,7 @@ async def replay_topic(name: str, out: Path, from_beginning: bool, group: str, s
         fetch_max_bytes=settings.kafka_max_message_bytes * 4,
     )
     await consumer.start()
-    rows: list[dict] = []
+    messages: list = []
     invalid = 0
     try:
         partitions = [TopicPartition(kafka_topic, p) for p in await _partition_ids(bootstrap, kafka_topic)]
@@ -57,20 +65,17 @@ async def replay_topic(name: str, out: Path, from_beginning: bool, group: str, s
                         if record.offset >= ends[tp]:
                             continue
                         try:
-                            message = decode(name, record.value)
+                            messages.append(decode(name, record.value))
                         except InvalidMessage:
                             invalid += 1
-                            continue
-                        rows.append(message.model_dump(mode="json"))
                     bar.advance(task, len(records))
                 for tp in list(remaining):
                     if await consumer.position(tp) >= ends[tp]:
                         remaining.discard(tp)
-        _write(rows, out)
         await consumer.commit({tp: ends[tp] for tp in partitions})
     finally:
         await consumer.stop()
-    return {"topic": name, "exported": len(rows), "invalid": invalid, "out": str(out)}
+    return messages, invalid
 
 
 async def _partition_ids(bootstrap: str, kafka_topic: str) -> list[int]:
