@@ -9,7 +9,8 @@ The live figures follow DESIGN.md's definitions with y_t estimated from what the
 at tick T that finds new items places each item at the tick of its listed time, clamped into the ticks since
 the previous revisit, or at the first of those ticks when the listing gives no time (the earliest it could
 have appeared, so the estimate errs towards lower timeliness and longer delays, never higher). An update
-tick is timely when it is the revisit's own tick.
+tick is timely when it is the revisit's own tick. Items listed before the watch began, and undated ones the
+first revisit finds, predate the watch and are not counted.
 """
 
 from __future__ import annotations
@@ -159,14 +160,21 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock)
         return True
     fetched_hours = tick * clock.tick_hours
     first_hours = previous * clock.tick_hours
+    watch_began = source.added_tick * clock.tick_hours
     placed: set[int] = set()
+    counted = 0
     for index in range(outcome.new_items):
         listed = outcome.published[index] if index < len(outcome.published) else None
-        hours = listed.timestamp() / 3600 if listed is not None else first_hours
-        hours = min(max(hours, first_hours), fetched_hours)
+        listed_hours = listed.timestamp() / 3600 if listed is not None else None
+        # Items from before the watch began (listed so, or undated on its first revisit) are not its to count.
+        if (listed_hours if listed_hours is not None else first_hours) <= watch_began and (
+                listed_hours is not None or previous == source.added_tick):
+            continue
+        hours = min(max(listed_hours if listed_hours is not None else first_hours, first_hours), fetched_hours)
         placed.add(min(max(clock.tick_of(datetime.fromtimestamp(hours * 3600, UTC)), previous + 1), tick))
         source.delay_hours += fetched_hours - hours
-    source.items += outcome.new_items
+        counted += 1
+    source.items += counted
     source.update_ticks += len(placed)
     source.timely += tick in placed
     source.updated_ticks = [t for t in source.updated_ticks if t > tick - WINDOW] + [tick]

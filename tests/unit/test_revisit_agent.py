@@ -79,8 +79,20 @@ def test_outcomes_give_timeliness_friendliness_delay_and_fetches_per_item_as_def
     assert figures["fetches_per_item"] == 1.0
 
 
+def test_items_from_before_the_watch_began_are_not_counted():
+    source = start_watching(URL, "example.org", 100)
+    # The first revisit finds what was published since the last read before the watch: listed before it, or
+    # undated; only the item listed after the watch began counts.
+    assert observe(source, _outcome(102, 3, [CLOCK.tick_time(90), None, CLOCK.tick_time(101)]), CLOCK)
+    assert (source.items, source.update_ticks) == (1, 1)
+    # Later revisits count undated items (placed at the first tick since the previous revisit).
+    assert observe(source, _outcome(105, 1, [None]), CLOCK)
+    assert (source.items, source.update_ticks) == (2, 2)
+
+
 def test_an_outcome_older_than_the_last_one_counts_nothing_twice():
     source = start_watching(URL, "example.org", 100)
+    assert observe(source, _outcome(101), CLOCK)
     assert observe(source, _outcome(105, 1, [None]), CLOCK)
     assert not observe(source, _outcome(103, 1, [None]), CLOCK)
     assert (source.items, source.update_ticks) == (1, 1)
@@ -90,6 +102,7 @@ def test_a_failed_revisit_adds_no_items_and_a_burst_counts_each_item():
     source = start_watching(URL, "example.org", 100)
     assert observe(source, _outcome(101, read=False), CLOCK)
     assert source.items == 0 and source.updated_ticks == []
+    assert not observe(source, _outcome(101), CLOCK)  # that tick's outcome is in already
     burst = 5000
     observe(source, _outcome(102, burst, [CLOCK.tick_time(102)] * burst), CLOCK)
     assert (source.items, source.update_ticks, source.timely) == (burst, 1, 1)
