@@ -62,14 +62,20 @@ def _digest(text: str) -> str:
 
 class ChangeDetector:
     def __init__(self, known: MutableMapping[str, int], first_crawl: MutableMapping[str, str]) -> None:
-        # known: source + item digest → first sight (ms since the epoch); first_crawl: source → the crawl
-        # whose read seeded it.
+        # known: source + item digest (or + page digest, for the list pages read) → first sight (ms since the
+        # epoch); first_crawl: source → the crawl whose read seeded it.
         self.known = known
         self.first_crawl = first_crawl
 
     def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str) -> list[ItemDiscovered]:
-        """The records' items this source never listed before (none while its first read is seeding)."""
+        """The records' items this source never listed before (none while its first read is seeding). The
+        records are one page's; a page of the list never read before (one the first read did not reach)
+        seeds too: its items are unknown, not new."""
         seeding = self.first_crawl.setdefault(source, crawl_id) == crawl_id
+        if records:
+            page = f"{source}\x00page\x00{_digest(records[0].page_url)}"
+            seeding |= page not in self.known
+            self.known[page] = int(records[0].seen_at.timestamp() * 1000)
         found = []
         for record in records:
             key = f"{source}\x00{_digest(record_key(record))}"

@@ -40,6 +40,15 @@ def model() -> UpdatePredictor:
     return loaded
 
 
+def _watched_source(page_url: str, what: str) -> WatchedSource | None:
+    """A watched page's state, or None (counted) for a message about a page that is not watched."""
+    value = watched.get(page_url)
+    if value is None:
+        metrics.count(f"{what}_of_unwatched_sources", "revisit")
+        return None
+    return WatchedSource.model_validate(value)
+
+
 def _store(event: faust.types.EventT, source: WatchedSource) -> None:
     """Write a source's state with its changelog on the partition of the event it came with (a batch's
     current event is not necessarily that one)."""
@@ -77,11 +86,9 @@ async def decide_revisits(stream):
         due: dict[str, tuple[faust.types.EventT, WatchedSource, RevisitTick]] = {}
         for event in events:
             for tick in await decode_events("revisit.ticks", [event]):
-                value = watched.get(tick.page_url)
-                if value is None:
-                    metrics.count("ticks_of_unwatched_sources", "revisit")
+                source = _watched_source(tick.page_url, "ticks")
+                if source is None:
                     continue
-                source = WatchedSource.model_validate(value)
                 if clock.tick_of(tick.tick_at) <= source.last_tick:
                     metrics.count("duplicate_ticks", "revisit")
                     continue
@@ -104,11 +111,9 @@ async def decide_revisits(stream):
 async def observe_revisits(stream):
     async for event in stream.events():
         for outcome in await decode_events("revisit.outcomes", [event]):
-            value = watched.get(outcome.page_url)
-            if value is None:
-                metrics.count("outcomes_of_unwatched_sources", "revisit")
+            source = _watched_source(outcome.page_url, "outcomes")
+            if source is None:
                 continue
-            source = WatchedSource.model_validate(value)
             if not observe(source, outcome, clock):
                 metrics.count("outcomes_out_of_order", "revisit")
             if not outcome.read:

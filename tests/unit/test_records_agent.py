@@ -52,6 +52,16 @@ def test_the_first_read_seeds_and_later_reads_emit_each_new_item_once():
     assert detector.new_items(read_records(_page([4, 3], "crawl-2")).records, SOURCE, "crawl-2") == []
 
 
+def test_a_list_page_the_first_read_did_not_reach_seeds_rather_than_reports_old_items_as_new():
+    detector = ChangeDetector({}, {})
+    detector.new_items(read_records(_page([3, 2, 1], "crawl-1")).records, SOURCE, "crawl-1")
+    page_two = read_records(_page([0, -1], "crawl-2", SOURCE + "page/2/", reason="paginate"))
+    assert detector.new_items(page_two.records, SOURCE, "crawl-2") == []
+    later = read_records(_page([-2, 0, -1], "crawl-3", SOURCE + "page/2/", reason="paginate"))
+    assert [item.item_url for item in detector.new_items(later.records, SOURCE, "crawl-3")] == [
+        "https://club.example.org/events/-2/"]
+
+
 def test_sources_are_tracked_apart():
     detector = ChangeDetector({}, {})
     records = read_records(_page([2, 1], "crawl-1")).records
