@@ -92,6 +92,11 @@ async def decide_revisits(stream):
                 if clock.tick_of(tick.tick_at) <= source.last_tick:
                     metrics.count("duplicate_ticks", "revisit")
                     continue
+                if clock.tick_of(tick.tick_at) > clock.tick() + 1:
+                    # Deciding it would hold the page's ticks back until then (a skewed clock sent it).
+                    log.warning("tick %s of %s is in the future; dropped", tick.tick_at, tick.page_url)
+                    metrics.count("future_ticks", "revisit")
+                    continue
                 if tick.page_url in due:
                     metrics.count("ticks_passed_over", "revisit")
                     if due[tick.page_url][2].tick_at >= tick.tick_at:
