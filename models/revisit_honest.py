@@ -16,13 +16,14 @@ import numpy as np
 import torch
 
 from models.revisit_data import SourceSeries, cyclic_time_of
-from models.revisit_model import WINDOW, UpdatePredictor
+from models.revisit_model import GAP_CAP, WINDOW, UpdatePredictor, window_inputs
 from models.revisit_policies import LAGS, fit_logistic
 
 HONEST_THRESHOLDS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
 
-# (pair sources, pair ticks, pair bit windows (n, WINDOW) oldest first) → P(update) per pair
-StepScorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+# (pair sources, pair ticks, pair bit windows (n, WINDOW) oldest first, position of each pair's last seen update
+# before its window (negative; −GAP_CAP: none)) → P(update) per pair
+StepScorer = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 def _tick_hours(sources: Sequence[SourceSeries]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -42,10 +43,10 @@ def model_step_scorer(model: UpdatePredictor, sources: Sequence[SourceSeries]) -
     ids = torch.tensor([model.source_index(series.source_id) for series in sources], dtype=torch.long)
     model.eval()
 
-    def score(pair_sources: np.ndarray, ticks: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    def score(pair_sources: np.ndarray, ticks: np.ndarray, bits: np.ndarray, prior: np.ndarray) -> np.ndarray:
         before = ticks[:, None] - np.arange(WINDOW, 0, -1)[None, :]
         times = cyclic_time_of(tick_hours(pair_sources, before).reshape(-1)).reshape(len(ticks), WINDOW, 6)
-        inputs = np.concatenate([bits[:, :, None], times], axis=2).astype(np.float32)
+        inputs = window_inputs(bits, prior, times)
         with torch.inference_mode():
             return torch.sigmoid(model(torch.from_numpy(inputs), ids[pair_sources])).numpy()
 
@@ -59,7 +60,7 @@ def logistic_step_scorer(sources: Sequence[SourceSeries], fit_ends: Sequence[int
     # A source whose training ticks are all alike keeps its constant rate as its logit.
     bias = np.array([np.log(max(f, 1e-9) / max(1 - f, 1e-9)) if isinstance(f, float) else f[1] for f in fitted])
 
-    def score(pair_sources: np.ndarray, ticks: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    def score(pair_sources: np.ndarray, ticks: np.ndarray, bits: np.ndarray, prior: np.ndarray) -> np.ndarray:
         times = cyclic_time_of(tick_hours(pair_sources, ticks))
         features = np.concatenate([bits[:, ::-1], times], axis=1)  # lag 1 first, as in training
         logits = np.einsum("ij,ij->i", features, weights[pair_sources]) + bias[pair_sources]
@@ -80,15 +81,25 @@ def observed_rollout(sources: Sequence[SourceSeries], windows: Sequence[tuple[in
     truth = np.concatenate([series.updated for series in sources])
     history = offsets[pair_sources, None] + starts[:, None] - np.arange(WINDOW, 0, -1)[None, :]
     bits = truth[np.maximum(history, offsets[pair_sources, None])].astype(np.float32)
+    # The last update seen before each pair's current window, as an absolute tick (−∞ as far back as needed).
+    never = -(GAP_CAP + 1) - int(lengths.max(initial=0)) - WINDOW
+    last_true = [np.maximum.accumulate(np.where(series.updated, np.arange(len(series.counts)), never))
+                 for series in sources]
+    last_seen = np.array([last_true[s][a - WINDOW - 1] if a - WINDOW - 1 >= 0 else never
+                          for s, a in zip(pair_sources, starts)])
     pending = np.zeros(len(theta), dtype=bool)
     fetched = np.zeros((len(theta), int(lengths.max(initial=0))), dtype=bool)
     for step in range(fetched.shape[1]):
         active = np.flatnonzero(step < lengths)
         ticks = starts[active] + step
-        fetch = score(pair_sources[active], ticks, bits[active]) >= theta[active]
+        prior = last_seen[active] - (ticks - WINDOW)
+        fetch = score(pair_sources[active], ticks, bits[active], prior) >= theta[active]
         pending[active] |= truth[offsets[pair_sources[active]] + ticks]
         seen = fetch & pending[active]
         pending[active[fetch]] = False
+        # The tick leaving the window becomes the "before the window" update when it was one.
+        leaving = bits[active, 0] > 0
+        last_seen[active[leaving]] = ticks[leaving] - WINDOW
         bits[active] = np.concatenate([bits[active, 1:], seen[:, None].astype(np.float32)], axis=1)
         fetched[active, step] = fetch
     return [[fetched[s * k + row, :lengths[s * k]] for s in range(count)] for row in range(k)]

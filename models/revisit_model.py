@@ -1,7 +1,8 @@
 """TSP (Shi et al.): an LSTM over a source page's update history that gives P(update at the next tick).
 
-Input per tick: the updated/not bit and the tick's cyclic hour of day, day of week and day of month; a
-window of the last WINDOW ticks; hidden size 128; one global model for all sources with a learned
+Input per tick: the updated/not bit, the ticks since the last update (log-scaled: the window is short, a
+page's cadence is often longer) and the tick's cyclic hour of day, day of week and day of month; a window
+of the last WINDOW ticks; hidden size 128; one global model for all sources with a learned
 per-source embedding (row 0 is the cold-start embedding, used for sources it never saw). Updates are rare,
 so the loss weighs positive ticks by the negative/positive ratio of the training ticks. Trained on each
 source's training ticks only. The recipe (weights, hyper-parameters, source ids) saves to one file, loaded
@@ -36,17 +37,38 @@ NEGATIVES_PER_SOURCE = 1500
 COLD_START_SHARE = 0.1
 OBSERVED_SHARE = 0.5
 MAX_OBSERVED_INTERVAL = 8
-FORMAT_VERSION = 2
+# Ticks since the last update are capped here (and stand at the cap when there was none).
+GAP_CAP = 1000
+INPUTS = 8
+FORMAT_VERSION = 3
+
+
+def gap_feature(bits: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """For each row of a window of bits (n, WINDOW) and each of its ticks: the ticks since the last update at
+    or before it, as log(1 + ticks) / log(1 + GAP_CAP). `prior`: per row, the position of the last update
+    before the window (negative, relative to its first tick; −GAP_CAP when there was none)."""
+    positions = np.arange(bits.shape[1])
+    last = np.maximum.accumulate(np.where(bits > 0, positions, -GAP_CAP), axis=1)
+    gap = np.minimum(positions - np.maximum(last, np.maximum(prior, -GAP_CAP)[:, None]), GAP_CAP)
+    return (np.log1p(gap) / np.log1p(GAP_CAP)).astype(np.float32)
+
+
+def window_inputs(bits: np.ndarray, prior: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """The model's input (n, WINDOW, INPUTS): each tick's bit, its gap feature and its cyclic time (n, WINDOW, 6)."""
+    bits = bits.astype(np.float32)
+    return np.concatenate([bits[:, :, None], gap_feature(bits, prior)[:, :, None], times], axis=2).astype(np.float32)
 
 
 def windows_before(series: SourceSeries, ticks: np.ndarray, bits: np.ndarray | None = None) -> np.ndarray:
-    """For each tick t, the inputs of ticks t−WINDOW … t−1: (len(ticks), WINDOW, 7) — per tick its bit (the
-    true updated bit, or the given `bits`) and the cyclic time of its end (hour, weekday, day of month)."""
+    """For each tick t, the inputs of ticks t−WINDOW … t−1 (see window_inputs), from the true updated bits or
+    the given `bits`."""
     every = np.arange(len(series.counts))
     bits = series.updated if bits is None else bits
-    inputs = np.concatenate([bits[:, None], cyclic_time(series, every)], axis=1).astype(np.float32)
-    index = ticks[:, None] - np.arange(WINDOW, 0, -1)[None, :]
-    return inputs[np.clip(index, 0, None)]
+    index = np.clip(ticks[:, None] - np.arange(WINDOW, 0, -1)[None, :], 0, None)
+    last_update = np.maximum.accumulate(np.where(bits, every, -GAP_CAP - len(every)))
+    first = index[:, 0]
+    prior = np.where(first > 0, last_update[np.maximum(first - 1, 0)] - first, -GAP_CAP)
+    return window_inputs(bits[index], prior, cyclic_time(series, every)[index])
 
 
 def observed_bits(updated: np.ndarray, fetch: np.ndarray) -> np.ndarray:
@@ -61,10 +83,13 @@ def observed_bits(updated: np.ndarray, fetch: np.ndarray) -> np.ndarray:
 
 def live_window(updated_ticks: Iterable[int], tick: int, tick_hours: float) -> np.ndarray:
     """The inputs for predicting tick `tick` (an index on the epoch-aligned grid of `tick_hours`) from what a
-    crawler saw: bit 1 at the ticks whose fetch found new items, 0 at every other tick: (WINDOW, 7)."""
-    before = np.arange(tick - WINDOW, tick)
-    bits = np.isin(before, np.fromiter(updated_ticks, dtype=np.int64)).astype(np.float32)
-    return np.concatenate([bits[:, None], cyclic_time_of(before * tick_hours)], axis=1).astype(np.float32)
+    crawler saw: bit 1 at the ticks whose fetch found new items, 0 at every other tick: (WINDOW, INPUTS)."""
+    start = tick - WINDOW
+    updated = np.fromiter(updated_ticks, dtype=np.int64)
+    bits = np.isin(np.arange(start, tick), updated)[None, :]
+    earlier = updated[updated < start]
+    prior = np.array([earlier.max() - start if len(earlier) else -GAP_CAP])
+    return window_inputs(bits, prior, cyclic_time_of(np.arange(start, tick) * tick_hours)[None])[0]
 
 
 class UpdatePredictor(nn.Module):
@@ -80,7 +105,7 @@ class UpdatePredictor(nn.Module):
         self.index = {source: i + 1 for i, source in enumerate(self.source_ids)}
         self.hidden, self.embedding_size = hidden, embedding
         self.sources = nn.Embedding(len(self.source_ids) + 1, embedding)
-        self.lstm = nn.LSTM(7 + embedding, hidden, batch_first=True)
+        self.lstm = nn.LSTM(INPUTS + embedding, hidden, batch_first=True)
         self.out = nn.Linear(hidden, 1)
 
     def forward(self, windows: torch.Tensor, sources: torch.Tensor) -> torch.Tensor:
@@ -102,7 +127,7 @@ class UpdatePredictor(nn.Module):
 
     @torch.inference_mode()
     def predict(self, windows: np.ndarray, source_ids: Sequence[str]) -> np.ndarray:
-        """P(update) for a batch of windows (n, WINDOW, 7), one per source (unknown ones take the cold start)."""
+        """P(update) for a batch of windows (n, WINDOW, INPUTS), one per source (unknown ones take the cold start)."""
         self.eval()
         sources = torch.tensor([self.source_index(source) for source in source_ids], dtype=torch.long)
         return torch.sigmoid(self(torch.from_numpy(np.asarray(windows, dtype=np.float32)), sources)).numpy()

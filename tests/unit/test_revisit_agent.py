@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from agents.revisit import RevisitClock, decide, observe, start_watching, tick_message
-from models.revisit_model import WINDOW, UpdatePredictor, live_window
+from models.revisit_model import GAP_CAP, INPUTS, WINDOW, UpdatePredictor, live_window
 from schemas.revisit import RevisitOutcome
 
 CLOCK = RevisitClock(tick_hours=1.0)
@@ -38,8 +39,11 @@ def test_ticks_are_epoch_aligned_and_a_moment_belongs_to_the_tick_it_ends_in():
 
 def test_the_live_window_marks_only_the_ticks_whose_revisit_found_items():
     window = live_window([95, 99, 80], 100, 1.0)
-    assert window.shape == (WINDOW, 7)
+    assert window.shape == (WINDOW, INPUTS)
     assert window[:, 0].tolist() == [0, 0, 0, 0, 0, 1, 0, 0, 0, 1]
+    # Ticks since the last update: 10 at tick 90 (the update at 80 lies before the window), 0 at 95 and 99.
+    gaps = np.expm1(window[:, 1] * np.log1p(GAP_CAP)).round().astype(int).tolist()
+    assert gaps == [10, 11, 12, 13, 14, 0, 1, 2, 3, 0]
 
 
 @pytest.mark.parametrize("threshold, fetches", [(0.0, True), (1.01, False)])
