@@ -307,6 +307,7 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
         **{name: None for name in NOT_YET},
         "records": records.get("records"),
         "new_items_caught": new_items.get("new_items_caught"),
+        "revisits": (reading.get("revisits") or {}).get("revisits"),
         "metrics": {
             "timeliness": revisits.get("timeliness"),
             "friendliness": revisits.get("friendliness"),
