@@ -410,9 +410,42 @@ def cmd_eval_revisit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_discovery(args: argparse.Namespace) -> int:
+    from models.discovery_policies import BASELINES
+    from streams.discovery_eval import NoSites, evaluate_discovery
+
+    if not args.sites:
+        print("error: eval discovery needs --sites DIR…", file=sys.stderr)
+        return 2
+    policies = args.policy or list(BASELINES)
+    unknown = [name for name in policies if name not in BASELINES]
+    if unknown:
+        print(f"error: policy {', '.join(unknown)} is not built yet; available: {', '.join(BASELINES)}",
+              file=sys.stderr)
+        return 2
+    try:
+        result = evaluate_discovery([Path(folder) for folder in args.sites], policies, args.max_steps,
+                                    progress=lambda name: print(f"  {name} done", file=sys.stderr))
+    except (NoSites, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json(result)
+        return 0
+    print(f"{result[policies[0]]['sites']} sites ({result[policies[0]]['sites_with_source_pages']} with a source "
+          f"page), at most {result['max_steps']} clicks, {result['protocol']}")
+    for name in policies:
+        f = result[name]
+        print(f"  {name:<8} precision {f['precision']}, recall {f['recall']}, unit cost {f['unit_cost']}, "
+              f"clicks on sites without one {f['clicks_on_negative_sites']}")
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     if args.task == "revisit":
         return cmd_eval_revisit(args)
+    if args.task == "discovery":
+        return cmd_eval_discovery(args)
     if not args.data:
         print(f"error: eval {args.task} needs --data DIR…", file=sys.stderr)
         return 2
@@ -681,7 +714,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, helper, func in (("train", "train a model", cmd_train), ("eval", "evaluate a model", cmd_eval)):
         command = commands.add_parser(name, help=f"{helper} (pagination tagging, {'record extraction, ' * (name == 'eval')}"
                                                  "revisit scheduling)")
-        command.add_argument("task", choices=["pagination", "records", "revisit"] if name == "eval" else
+        command.add_argument("task", choices=["pagination", "records", "revisit", "discovery"] if name == "eval" else
                              ["pagination", "revisit"])
         command.add_argument("--data", nargs="+", metavar="DIR",
                              help="pagination: AutoPager/PRNSM folders, e.g. <data>/pagination/prnsm; records: one "
@@ -711,6 +744,11 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--plot", metavar="PNG", help="revisit: write the timeliness–friendliness plane")
             command.add_argument("--no-model", action="store_true",
                                  help="revisit: the baselines only (training the LSTM takes minutes)")
+            command.add_argument("--sites", nargs="+", metavar="DIR",
+                                 help="discovery: site folders or folders of them, e.g. <data>/sites")
+            command.add_argument("--policy", nargs="+", metavar="NAME",
+                                 help="discovery: policies to run (default: every one built: bfs, random, keyword)")
+            command.add_argument("--max-steps", type=int, default=10, help="discovery: click budget per site")
             command.add_argument("--per-source", action="store_true",
                                  help="revisit: also one model per source, as in the paper (minutes more)")
             command.add_argument("--json", action="store_true")
