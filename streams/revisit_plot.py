@@ -6,7 +6,9 @@ from pathlib import Path
 
 from models.revisit_eval import RC_RANGE
 
-THRESHOLDED = {"poisson": "Poisson", "how": "hour/day of week", "logreg": "logistic regression", "model": "TSP model"}
+THRESHOLDED = {"poisson": "Poisson", "how": "hour/day of week", "logreg": "logistic regression",
+               "logreg_honest": "logistic regression (honest)", "model": "TSP model",
+               "model_honest": "TSP model (honest)", "model_per_source": "TSP, one model per source"}
 
 
 def plot_plane(result: dict, path: Path) -> None:
@@ -28,7 +30,8 @@ def plot_plane(result: dict, path: Path) -> None:
         if name not in result:
             continue
         points = [(t, f) for t, f in result[name]["curve"] if t is not None and f is not None]
-        axes.plot([t for t, _ in points], [f for _, f in points], "-", alpha=0.8, label=label)
+        axes.plot([t for t, _ in points], [f for _, f in points], "--" if "honest" in name else "-", alpha=0.8,
+                  label=label)
     for key, marker in (("at_t95", "*"), ("at_t90", "^")):
         chosen = result.get("model", {}).get(key)
         if chosen:
