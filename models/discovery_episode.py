@@ -36,6 +36,7 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
     if not html:
         episode.end = "error"
         return episode
+    policy.observe(None, final_url, html)
     visited = {canonical_url(homepage), canonical_url(final_url)}
     frontier: dict[str, Candidate] = {}
     depth, seen = 0, 0
@@ -60,6 +61,7 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
         depth = choice.depth
         final_url, html = await fetch(choice.url)
         visited.add(canonical_url(final_url))
+        policy.observe(choice, final_url, html)
         if is_source(final_url):
             episode.reached.append(final_url)
             episode.end = "found"

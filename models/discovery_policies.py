@@ -38,18 +38,28 @@ class DiscoveryPolicy(Protocol):
 
     def choose(self, on_page: list[Candidate], frontier: list[Candidate]) -> Candidate | None: ...
 
+    def observe(self, clicked: Candidate | None, url: str, html: str) -> None:
+        """A page was fetched: the homepage (clicked None), then each click's."""
 
-class BreadthFirst:
-    name = "bfs"
+
+class Unlearned:
+    """A policy that learns nothing from what it sees."""
 
     def reset(self, seed: int) -> None:
         pass
+
+    def observe(self, clicked: Candidate | None, url: str, html: str) -> None:
+        pass
+
+
+class BreadthFirst(Unlearned):
+    name = "bfs"
 
     def choose(self, on_page: list[Candidate], frontier: list[Candidate]) -> Candidate | None:
         return min(frontier, key=lambda c: (c.depth, c.order), default=None)
 
 
-class RandomWalk:
+class RandomWalk(Unlearned):
     name = "random"
 
     def __init__(self) -> None:
@@ -91,11 +101,8 @@ def keyword_score(candidate: Candidate) -> int:
     return 2 * keyword_hits(candidate.text) + keyword_hits(path)
 
 
-class KeywordHeuristic:
+class KeywordHeuristic(Unlearned):
     name = "keyword"
-
-    def reset(self, seed: int) -> None:
-        pass
 
     def choose(self, on_page: list[Candidate], frontier: list[Candidate]) -> Candidate | None:
         scored = [(keyword_score(c), -c.depth, -c.order, c) for c in frontier]

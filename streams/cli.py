@@ -411,21 +411,20 @@ def cmd_eval_revisit(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_discovery(args: argparse.Namespace) -> int:
-    from models.discovery_policies import BASELINES
-    from streams.discovery_eval import NoSites, evaluate_discovery
+    from streams.discovery_eval import POLICIES, NoSites, evaluate_discovery
 
     if not args.sites:
         print("error: eval discovery needs --sites DIR…", file=sys.stderr)
         return 2
-    policies = args.policy or list(BASELINES)
-    unknown = [name for name in policies if name not in BASELINES]
+    policies = args.policy or list(POLICIES)
+    unknown = [name for name in policies if name not in POLICIES]
     if unknown:
-        print(f"error: policy {', '.join(unknown)} is not built yet; available: {', '.join(BASELINES)}",
+        print(f"error: policy {', '.join(unknown)} is not built yet; available: {', '.join(POLICIES)}",
               file=sys.stderr)
         return 2
     try:
-        result = evaluate_discovery([Path(folder) for folder in args.sites], policies, args.max_steps,
-                                    progress=lambda name: print(f"  {name} done", file=sys.stderr))
+        result = evaluate_discovery([Path(folder) for folder in args.sites], policies, args.max_steps, args.folds,
+                                    args.fold_seed, progress=lambda name: print(f"  {name} done", file=sys.stderr))
     except (NoSites, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -433,7 +432,7 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
         _print_json(result)
         return 0
     print(f"{result[policies[0]]['sites']} sites ({result[policies[0]]['sites_with_source_pages']} with a source "
-          f"page), at most {result['max_steps']} clicks, {result['protocol']}")
+          f"page), at most {result['max_steps']} clicks; {result['protocol']}")
     for name in policies:
         f = result[name]
         print(f"  {name:<8} precision {f['precision']}, recall {f['recall']}, unit cost {f['unit_cost']}, "
@@ -747,7 +746,7 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--sites", nargs="+", metavar="DIR",
                                  help="discovery: site folders or folders of them, e.g. <data>/sites")
             command.add_argument("--policy", nargs="+", metavar="NAME",
-                                 help="discovery: policies to run (default: every one built: bfs, random, keyword)")
+                                 help="discovery: policies to run (default: every one built: bfs, random, keyword, qlearning)")
             command.add_argument("--max-steps", type=int, default=10, help="discovery: click budget per site")
             command.add_argument("--per-source", action="store_true",
                                  help="revisit: also one model per source, as in the paper (minutes more)")

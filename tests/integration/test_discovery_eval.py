@@ -61,6 +61,26 @@ def test_episodes_on_served_sites_give_the_figures_as_defined(tmp_path):
     assert [e["end"] for e in bfs["episodes"]] == ["found", "stop"]
 
 
+def test_the_q_learning_crawler_backs_q_up_to_parents_and_learns_link_bins_online():
+    from models.discovery_qlearning import GAMMA, QLearningCrawler
+
+    crawler = QLearningCrawler()
+    crawler.fit([(Candidate("http://x/events/", "Events", "a", 1, 0), 2),
+                 (Candidate("http://x/shop/", "Shop", "a", 1, 1), 0)], ["<p>meetup talk schedule</p>"])
+    crawler.reset(0)
+    crawler.observe(None, "http://x/", "<p>home</p>")
+    hub = Candidate("http://x/community/", "Community", "a", 1, 0)
+    assert crawler.choose([hub], [hub]) is None  # no event words, and the trained bins rank it low
+    events = Candidate("http://x/events/", "Events", "a", 1, 1)
+    assert crawler.choose([hub, events], [hub, events]) == events
+    crawler.observe(events, events.url, "<p>meetup talk</p>")
+    talk = Candidate("http://x/events/talk/", "Talk", "a", 2, 2)
+    crawler.parent[talk.url], crawler.via[talk.url] = events.url, talk
+    crawler.observe(talk, talk.url, "<p>meetup talk schedule</p>")
+    assert crawler.q[events.url] == pytest.approx(crawler.reward[events.url] + GAMMA * crawler.q[talk.url])
+    assert crawler.model.expected_q(["events"]) > crawler.model.expected_q(["shop"])
+
+
 def test_figures_pool_clicks_and_count_recall_per_site():
     episodes = [Episode("a", False, 2, ["x"], "found"), Episode("b", False, 3, [], "budget"),
                 Episode("c", True, 1, [], "stop")]
@@ -71,9 +91,13 @@ def test_figures_pool_clicks_and_count_recall_per_site():
 
 def test_eval_discovery_on_the_real_sites(data_dir, tmp_path):
     env = {"PATH": "/usr/bin:/bin", "SOURCEWATCH_DATA": str(data_dir)}
-    result = cli_json(["eval", "discovery", "--sites", str(data_dir / "sites"), "--policy", "keyword", "bfs"], env)
-    assert result["keyword"]["sites"] == result["bfs"]["sites"] >= 50
-    # The keyword heuristic reaches source pages with far fewer clicks than BFS (reference: 0.90 vs 0.23).
+    result = cli_json(["eval", "discovery", "--sites", str(data_dir / "sites"), "--policy", "keyword", "bfs",
+                       "qlearning", "--folds", "5"], env)
+    assert result["keyword"]["sites"] == result["bfs"]["sites"] == result["qlearning"]["sites"] >= 50
+    assert "5-fold" in result["protocol"]
+    # The keyword heuristic and the Q-learning crawler reach source pages with far fewer clicks than BFS
+    # (reference: keyword 0.90 vs BFS 0.23).
     assert result["keyword"]["precision"] > 2 * result["bfs"]["precision"]
+    assert result["qlearning"]["precision"] > 1.5 * result["bfs"]["precision"]
     refused = run_cli(["eval", "discovery", "--sites", str(tmp_path), "--policy", "rl"], env)
     assert refused.returncode == 2 and "not built yet" in refused.stderr
