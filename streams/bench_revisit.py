@@ -1,4 +1,5 @@
-"""`sourcewatch bench revisit`: what one hour of ticks for N watched source pages costs the revisit stage.
+"""`sourcewatch bench revisit`: what one hour of ticks for N watched source pages costs the revisit stage —
+in process (the stage's own code), and with `--through-kafka` a whole worker on the real broker.
 
 It runs the stage's own code on one CPU thread, in process, for every source once (one hour at 1-hour ticks):
 the timer's pass over the watch table, each tick encoded and decoded as on Kafka, each source's state read
@@ -9,10 +10,17 @@ fetch and record stages' work. The CPU share is the stage's CPU seconds per hour
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 import random
+import signal
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
@@ -80,4 +88,70 @@ def bench_revisit(model: UpdatePredictor, sources: int, batch: int, runs: int, s
         "decisions_per_s_stage": round(sources / cpu),
         "included": "timer pass, tick encode/decode, state JSON read/write, batched inference, decision and "
                     "request encoding (one thread); not Kafka transport, not the revisits' fetches",
+    }
+
+
+def _worker_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_revisit_through_kafka(model_path: Path, sources: int, speed: float, seconds: float, workdir: Path,
+                                progress: Callable[[str], None] | None = None) -> dict:
+    """A real worker (every agent, real broker, chDB sink) watching `sources` pages whose ticks come `speed`
+    times faster than real time; the model never fetches (threshold above 1), so the worker's CPU is the
+    revisit stage's with its Kafka and Faust transport and the decisions' sink. The CPU per decision, times
+    one decision per page and hour, gives the share of a core for 100,000 pages at 1-hour ticks."""
+    from infra.kafka_broker import bootstrap_address, first_free_port
+    from infra.settings import get_settings
+    from models.revisit_model import UpdatePredictor
+    from streams.watch import add_sources, watch_requests
+
+    settings = get_settings()
+    model = UpdatePredictor.load(model_path)
+    model.threshold = 1.01
+    model.save(workdir / "never-fetch.pt")
+    env = os.environ | {
+        "SOURCEWATCH_KAFKA_BOOTSTRAP": bootstrap_address(settings),
+        "SOURCEWATCH_TOPIC_PREFIX": f"bench{int(time.time())}.",
+        "SOURCEWATCH_CLICKHOUSE_DSN": f"chdb://{workdir / 'clickhouse'}",
+        "SOURCEWATCH_WEB_PORT": str(first_free_port(settings.web_port + 100)),
+        "SOURCEWATCH_REVISIT_MODEL": str(workdir / "never-fetch.pt"),
+        "SOURCEWATCH_REVISIT_CLOCK_ORIGIN": "2026-01-05T00:00:00+00:00",
+        "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time()),
+        "SOURCEWATCH_REVISIT_CLOCK_SPEED": str(speed),
+    }
+    urls = [f"https://site{n % 5000}.example/events/{n}" for n in range(sources)]
+    prefixed = settings.model_copy(update={"topic_prefix": env["SOURCEWATCH_TOPIC_PREFIX"]})
+    asyncio.run(add_sources(prefixed, watch_requests(urls)))
+    worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--loglevel", "error"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def decided() -> int:
+        done = subprocess.run([sys.executable, "-m", "streams.cli", "sql", "SELECT count() AS n FROM revisit_decisions",
+                               "--json"], env=env, capture_output=True, text=True, timeout=60)
+        return json.loads(done.stdout)[0]["n"] if done.returncode == 0 and done.stdout.strip() else 0
+
+    try:
+        warm_up = time.monotonic() + 120
+        while decided() < sources and time.monotonic() < warm_up:  # started, recovered, first ticks decided
+            time.sleep(2)
+        first_cpu, first_count, started = _worker_cpu_seconds(worker.pid), decided(), time.monotonic()
+        if progress:
+            progress(f"warmed up: {first_count} decisions; measuring {seconds:.0f} s")
+        time.sleep(seconds)
+        cpu, count, elapsed = _worker_cpu_seconds(worker.pid) - first_cpu, decided() - first_count, \
+            time.monotonic() - started
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=60)
+    per_decision = cpu / count if count else None
+    return {
+        "sources": sources, "speed": speed, "seconds": round(elapsed, 1), "decisions": count,
+        "decisions_per_s": round(count / elapsed, 1), "worker_cpu_s": round(cpu, 2),
+        "cpu_ms_per_decision": round(per_decision * 1000, 3) if per_decision else None,
+        "cpu_share_of_one_core_100k_at_1h": round(per_decision * 100_000 / 3600, 4) if per_decision else None,
+        "included": "a whole worker: timer, ticks and decisions through the real broker, Faust table changelog, "
+                    "batched inference, the decisions' ClickHouse sink; no revisit fetches (threshold > 1)",
     }

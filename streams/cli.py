@@ -197,6 +197,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
         except (FileNotFoundError, ValueError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+        if args.through_kafka:
+            import tempfile
+
+            from streams.bench_revisit import bench_revisit_through_kafka
+
+            _ensure_local_kafka()
+            with tempfile.TemporaryDirectory() as workdir:
+                result = bench_revisit_through_kafka(
+                    Path(args.model) if args.model else current_model_path(get_settings()), args.sources,
+                    args.speed, args.seconds, Path(workdir), progress=lambda line: print(f"  {line}", file=sys.stderr))
+            _print_json(result) if args.json else print(
+                f"a worker watching {result['sources']} pages ({result['decisions_per_s']} decisions/s): "
+                f"{result['cpu_ms_per_decision']} CPU ms per decision → "
+                f"{result['cpu_share_of_one_core_100k_at_1h']:.2%} of one core for 100,000 pages at 1-h ticks "
+                f"({result['included']})")
+            return 0
         result = bench_revisit(model, args.sources, args.batch, args.runs,
                                progress=lambda line: print(f"  {line}", file=sys.stderr))
         _print_json(result) if args.json else print(
@@ -701,6 +717,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--model", help="pagination model (tag) or revisit model (revisit); default: the shipped one")
     bench.add_argument("--sources", type=int, default=100_000, help="watched source pages (revisit; default 100000)")
     bench.add_argument("--batch", type=int, default=1024, help="ticks per inference batch (revisit; default 1024)")
+    bench.add_argument("--through-kafka", action="store_true",
+                       help="revisit: a whole worker on the real broker, ticks sped up (use fewer --sources)")
+    bench.add_argument("--speed", type=float, default=360.0,
+                       help="revisit --through-kafka: the clock's speed-up (default 360: a tick every 10 s)")
+    bench.add_argument("--seconds", type=float, default=60.0,
+                       help="revisit --through-kafka: seconds measured after warm-up (default 60)")
     bench.add_argument("--sites", type=int, default=30, help="simulated sites (crawl; default 30)")
     bench.add_argument("--seed", type=int, default=42)
     bench.add_argument("--runs", type=int, default=3, help="runs per configuration (default 3)")
