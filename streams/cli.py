@@ -456,9 +456,46 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_classifier(args: argparse.Namespace) -> int:
+    from models.source_classifier import cross_validate, labelled_pages, page_vectors
+    from models.text_encoders import EncoderUnavailable, get_encoder
+
+    if not args.sites:
+        print("error: eval classifier needs --sites DIR…", file=sys.stderr)
+        return 2
+    try:
+        pages = labelled_pages([Path(folder) for folder in args.sites])
+        encoder = get_encoder(args.encoder)
+    except (FileNotFoundError, EncoderUnavailable, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    sites = len({page.site for page in pages})
+    folds = min(args.folds or 5, sites)
+    if folds < 2:
+        print("error: eval classifier needs at least two labelled sites (site-grouped cross-validation)",
+              file=sys.stderr)
+        return 2
+    result = {"protocol": f"site-grouped {folds}-fold cross-validation, fold seed {args.fold_seed}",
+              "encoder": args.encoder, "sites": sites}
+    for name, whole in (("four_texts", False), ("whole_page", True)):
+        print(f"  encoding ({name}) …", file=sys.stderr)
+        result[name] = cross_validate(pages, page_vectors(pages, encoder, whole), folds, args.fold_seed)
+    if args.json:
+        _print_json(result)
+        return 0
+    print(f"{result['four_texts']['pages']} pages of {sites} sites ({result['four_texts']['source_pages']} source "
+          f"pages); {result['protocol']}; encoder {args.encoder}")
+    for name in ("four_texts", "whole_page"):
+        f = result[name]
+        print(f"  {name:<10} accuracy {f['accuracy']}, precision {f['precision']}, recall {f['recall']}, f1 {f['f1']}")
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     if args.task == "revisit":
         return cmd_eval_revisit(args)
+    if args.task == "classifier":
+        return cmd_eval_classifier(args)
     if args.task == "discovery":
         return cmd_eval_discovery(args)
     if not args.data:
@@ -735,7 +772,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, helper, func in (("train", "train a model", cmd_train), ("eval", "evaluate a model", cmd_eval)):
         command = commands.add_parser(name, help=f"{helper} (pagination tagging, {'record extraction, ' * (name == 'eval')}"
                                                  "revisit scheduling)")
-        command.add_argument("task", choices=["pagination", "records", "revisit", "discovery"] if name == "eval" else
+        command.add_argument("task", choices=["pagination", "records", "revisit", "discovery", "classifier"]
+                             if name == "eval" else
                              ["pagination", "revisit"])
         command.add_argument("--data", nargs="+", metavar="DIR",
                              help="pagination: AutoPager/PRNSM folders, e.g. <data>/pagination/prnsm; records: one "

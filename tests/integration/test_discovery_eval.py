@@ -101,3 +101,16 @@ def test_eval_discovery_on_the_real_sites(data_dir, tmp_path):
     assert result["qlearning"]["precision"] > 1.5 * result["bfs"]["precision"]
     refused = run_cli(["eval", "discovery", "--sites", str(tmp_path), "--policy", "rl"], env)
     assert refused.returncode == 2 and "not built yet" in refused.stderr
+
+
+def test_eval_classifier_cross_validates_by_site_on_real_sites(data_dir):
+    env = {"PATH": "/usr/bin:/bin", "SOURCEWATCH_DATA": str(data_dir)}
+    folders = sorted(path for path in (data_dir / "sites").iterdir() if path.is_dir())[:8]
+    result = cli_json(["eval", "classifier", "--sites", *map(str, folders), "--folds", "4"], env, timeout=600)
+    assert result["sites"] == 8 and "4-fold" in result["protocol"]
+    for name in ("four_texts", "whole_page"):
+        figures = result[name]
+        assert figures["pages"] > figures["source_pages"] > 0
+        assert 0 <= figures["precision"] <= 1 and 0 <= figures["recall"] <= 1
+    refused = run_cli(["eval", "classifier", "--sites", str(folders[0]), "--encoder", "none"], env)
+    assert refused.returncode == 2 and "unknown text encoder" in refused.stderr

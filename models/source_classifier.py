@@ -1,0 +1,130 @@
+"""The source-page classifier: is this page a site's event/news listing page?
+
+As in the seed paper, four texts stand for a page — its largest and second-largest data regions (from the
+record extractor's MDR regions), its title, and the text of the middle 50 % of its elements — each encoded
+by a pretrained multilingual sentence encoder; the four vectors are concatenated → MLP → sigmoid. The
+paper's ablation reads the whole page text as one text instead. Training data: the labelled sites' pages
+(source pages positive, the sites' other pages negative), compared by site-grouped cross-validation.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from models.discovery_data import load_sites
+from models.dom import normalize_space, parse_html
+from models.records import extract_records
+from models.text_encoders import TextEncoder
+
+TEXT_CHARS = 1000
+NEGATIVES_PER_SITE = 25
+HIDDEN = 256
+EPOCHS = 60
+
+
+@dataclass(frozen=True)
+class LabelledPage:
+    site: str
+    path: str
+    html: str
+    source: bool
+
+
+def four_texts(html: str, url: str) -> tuple[str, str, str, str]:
+    """Largest data region, second data region, title, middle 50 % of the elements' own text."""
+    regions = extract_records(parse_html(html), url).region_texts
+    root = parse_html(html)
+    if root is None:
+        return regions[0][:TEXT_CHARS], regions[1][:TEXT_CHARS], "", ""
+    title = normalize_space(root.findtext(".//title") or "")
+    elements = [element for element in root.iter() if isinstance(element.tag, str)
+                and element.tag not in ("script", "style", "head", "title", "meta", "link")]
+    middle = elements[len(elements) // 4: 3 * len(elements) // 4]
+    text = normalize_space(" ".join(element.text or "" for element in middle))
+    return regions[0][:TEXT_CHARS], regions[1][:TEXT_CHARS], title[:TEXT_CHARS], text[:TEXT_CHARS]
+
+
+def whole_text(html: str) -> str:
+    root = parse_html(html)
+    return normalize_space(root.text_content())[:4 * TEXT_CHARS] if root is not None else ""
+
+
+def labelled_pages(paths: Sequence[Path], seed: int = 0) -> list[LabelledPage]:
+    """Every source page of the labelled sites and up to NEGATIVES_PER_SITE other pages of each (a seeded
+    sample), read from disk."""
+    rng = random.Random(seed)
+    pages = []
+    for site in load_sites(list(paths)):
+        files = sorted(site.folder.root.rglob("*.htm*"))
+        served = [(site.folder.prefix + str(file.relative_to(site.folder.root)), file) for file in files]
+        positives = [(path, file) for path, file in served if site.is_source(path)]
+        negatives = [(path, file) for path, file in served if not site.is_source(path)]
+        for path, file in positives + rng.sample(negatives, min(len(negatives), NEGATIVES_PER_SITE)):
+            html = file.read_text(encoding="utf-8", errors="replace")
+            pages.append(LabelledPage(site.name, path, html, site.is_source(path)))
+    return pages
+
+
+def page_vectors(pages: Sequence[LabelledPage], encoder: TextEncoder, whole_page: bool = False) -> np.ndarray:
+    if whole_page:
+        return encoder.encode([whole_text(page.html) for page in pages])
+    texts = [four_texts(page.html, f"http://{page.site}.invalid{page.path}") for page in pages]
+    return np.concatenate([encoder.encode([t[i] for t in texts]) for i in range(4)], axis=1)
+
+
+class SourcePageMLP(nn.Module):
+    def __init__(self, inputs: int) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(inputs, HIDDEN), nn.ReLU(), nn.Dropout(0.2), nn.Linear(HIDDEN, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x).squeeze(1)
+
+
+def train_classifier(vectors: np.ndarray, labels: np.ndarray, seed: int = 13) -> SourcePageMLP:
+    torch.manual_seed(seed)
+    model = SourcePageMLP(vectors.shape[1])
+    x, y = torch.from_numpy(vectors.astype(np.float32)), torch.from_numpy(labels.astype(np.float32))
+    # Source pages are few: weigh them as much as all other pages together.
+    weight = torch.where(y > 0, (y == 0).sum() / max(float((y > 0).sum()), 1.0), torch.tensor(1.0))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    model.train()
+    for _ in range(EPOCHS):
+        loss = nn.functional.binary_cross_entropy_with_logits(model(x), y, weight=weight)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+def scores(predicted: np.ndarray, labels: np.ndarray) -> dict:
+    tp = int(np.sum(predicted & labels))
+    fp, fn = int(np.sum(predicted & ~labels)), int(np.sum(~predicted & labels))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return {"accuracy": round(float(np.mean(predicted == labels)), 4), "precision": round(precision, 4),
+            "recall": round(recall, 4),
+            "f1": round(2 * precision * recall / (precision + recall), 4) if precision + recall else 0.0,
+            "pages": len(labels), "source_pages": int(labels.sum())}
+
+
+def cross_validate(pages: Sequence[LabelledPage], vectors: np.ndarray, folds: int, seed: int = 0) -> dict:
+    """Site-grouped K-fold cross-validation: pooled accuracy, precision, recall, F1 on the held-out folds."""
+    sites = sorted({page.site for page in pages})
+    random.Random(seed).shuffle(sites)
+    fold_of = {site: index % folds for index, site in enumerate(sites)}
+    labels = np.array([page.source for page in pages])
+    predicted = np.zeros(len(pages), dtype=bool)
+    for fold in range(folds):
+        test = np.array([fold_of[page.site] == fold for page in pages])
+        model = train_classifier(vectors[~test], labels[~test])
+        with torch.inference_mode():
+            predicted[test] = torch.sigmoid(model(torch.from_numpy(vectors[test].astype(np.float32)))).numpy() >= 0.5
+    return scores(predicted, labels)

@@ -1,0 +1,39 @@
+"""The source-page classifier's inputs: four texts of a page, and the labelled pages of site folders."""
+
+import json
+
+import numpy as np
+
+from models.source_classifier import four_texts, labelled_pages, scores, whole_text
+
+LISTING = """<html><head><title>Upcoming events</title></head><body><nav><a href="/">Home</a></nav><main>
+<ul>""" + "".join(f'<li><a href="/e/{n}">Meetup {n}</a> <span>March {n}, 2026</span></li>' for n in range(1, 7)) + """</ul>
+<ol>""" + "".join(f'<li><a href="/p/{n}">Paper {n}</a></li>' for n in range(1, 4)) + """</ol></main>
+<footer>Contact us</footer></body></html>"""
+
+
+def test_a_page_is_read_as_its_two_largest_regions_its_title_and_its_middle():
+    first, second, title, middle = four_texts(LISTING, "https://club.example/events/")
+    assert "Meetup 1" in first and "Meetup 6" in first
+    assert "Paper 1" in second
+    assert title == "Upcoming events"
+    assert "Meetup" in middle and "Contact us" not in middle
+    assert whole_text(LISTING).startswith("Upcoming events")
+
+
+def test_labelled_pages_take_every_source_page_and_a_sample_of_the_rest(tmp_path):
+    site = tmp_path / "club"
+    for path in ("index.html", "events/index.html", *(f"p{n}/index.html" for n in range(40))):
+        (site / "site" / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / "site" / path).write_text(LISTING)
+    (site / "manifest.json").write_text(json.dumps({"source_pages": [{"path": "events/index.html"}]}))
+    pages = labelled_pages([tmp_path])
+    assert sum(page.source for page in pages) == 1 and len(pages) == 26
+    assert [page.path for page in pages if page.source] == ["/events/index.html"]
+
+
+def test_scores_are_pooled_over_pages():
+    predicted = np.array([True, True, False, False])
+    labels = np.array([True, False, True, False])
+    assert scores(predicted, labels) == {"accuracy": 0.5, "precision": 0.5, "recall": 0.5, "f1": 0.5, "pages": 4,
+                                         "source_pages": 2}
