@@ -457,7 +457,7 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_classifier(args: argparse.Namespace) -> int:
-    from models.source_classifier import cross_validate, labelled_pages, page_vectors
+    from models.source_classifier import cross_validate, labelled_pages, listing_pages, page_vectors
     from models.text_encoders import EncoderUnavailable, get_encoder
 
     if not args.sites:
@@ -465,6 +465,8 @@ def cmd_eval_classifier(args: argparse.Namespace) -> int:
         return 2
     try:
         pages = labelled_pages([Path(folder) for folder in args.sites])
+        if args.extra_positives:
+            pages += listing_pages(Path(args.extra_positives))
         encoder = get_encoder(args.encoder)
     except (FileNotFoundError, EncoderUnavailable, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -475,7 +477,9 @@ def cmd_eval_classifier(args: argparse.Namespace) -> int:
         print("error: eval classifier needs at least two labelled sites (site-grouped cross-validation)",
               file=sys.stderr)
         return 2
-    result = {"protocol": f"site-grouped {folds}-fold cross-validation, fold seed {args.fold_seed}",
+    result = {"protocol": f"site-grouped {folds}-fold cross-validation, fold seed {args.fold_seed}"
+                          + (f"; {args.extra_positives} listing pages added to every training fold"
+                             if args.extra_positives else ""),
               "encoder": args.encoder, "sites": sites}
     for name, whole in (("four_texts", False), ("whole_page", True)):
         print(f"  encoding ({name}) …", file=sys.stderr)
@@ -808,6 +812,9 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--policy", nargs="+", metavar="NAME",
                                  help="discovery: policies to run (default: every one built: bfs, random, keyword, qlearning)")
             command.add_argument("--max-steps", type=int, default=10, help="discovery: click budget per site")
+            command.add_argument("--extra-positives", metavar="DIR",
+                                 help="classifier: add City Scrapers' listing pages (<data>/records/city-scrapers) "
+                                      "to every training fold as source pages")
             command.add_argument("--per-source", action="store_true",
                                  help="revisit: also one model per source, as in the paper (minutes more)")
             command.add_argument("--json", action="store_true")

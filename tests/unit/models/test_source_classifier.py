@@ -37,3 +37,13 @@ def test_scores_are_pooled_over_pages():
     labels = np.array([True, False, True, False])
     assert scores(predicted, labels) == {"accuracy": 0.5, "precision": 0.5, "recall": 0.5, "f1": 0.5, "pages": 4,
                                          "source_pages": 2}
+
+
+def test_train_only_pages_are_never_tested():
+    from models.source_classifier import TRAIN_ONLY, LabelledPage, cross_validate
+
+    rng = np.random.default_rng(0)
+    pages = [LabelledPage(f"site{n % 4}", f"/{n}", "", n % 5 == 0) for n in range(40)]
+    pages += [LabelledPage(f"{TRAIN_ONLY}extra", f"/x{n}", "", True) for n in range(10)]
+    result = cross_validate(pages, rng.normal(size=(len(pages), 8)), folds=2)
+    assert result["pages"] == 40 and result["source_pages"] == 8
