@@ -128,7 +128,7 @@ def decide(model: UpdatePredictor, due: Sequence[tuple[WatchedSource, RevisitTic
     ticks = [clock.tick_of(tick.tick_at) for _, tick in due]
     windows = [live_window(source.updated_ticks, index, clock.tick_hours) for (source, _), index in zip(due, ticks)]
     probabilities = model.predict(windows, [source.page_url for source, _ in due])
-    threshold = model.threshold if model.threshold is not None else 0.5
+    threshold = model.operating_threshold
     decisions = []
     for (source, tick), index, probability in zip(due, ticks, probabilities):
         fetch = bool(probability >= threshold)
@@ -167,8 +167,7 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock)
         listed = outcome.published[index] if index < len(outcome.published) else None
         listed_hours = listed.timestamp() / 3600 if listed is not None else None
         # Items from before the watch began (listed so, or undated on its first revisit) are not its to count.
-        if (listed_hours if listed_hours is not None else first_hours) <= watch_began and (
-                listed_hours is not None or previous == source.added_tick):
+        if listed_hours <= watch_began if listed_hours is not None else previous == source.added_tick:
             continue
         hours = min(max(listed_hours if listed_hours is not None else first_hours, first_hours), fetched_hours)
         placed.add(min(max(clock.tick_of(datetime.fromtimestamp(hours * 3600, UTC)), previous + 1), tick))

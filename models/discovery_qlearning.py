@@ -50,21 +50,25 @@ def cosine(a: Counter[str], b: Counter[str]) -> float:
 class NaiveBayesBins:
     """Multinomial naive Bayes from a link's context words to a Q bin, with add-one smoothing."""
 
-    def __init__(self) -> None:
-        self.words: list[Counter[str]] = [Counter() for _ in BIN_VALUES]
-        self.links = [0] * len(BIN_VALUES)
+    def __init__(self, copy_of: NaiveBayesBins | None = None) -> None:
+        self.words: list[Counter[str]] = [Counter(c) for c in copy_of.words] if copy_of else [
+            Counter() for _ in BIN_VALUES]
+        self.totals = list(copy_of.totals) if copy_of else [0] * len(BIN_VALUES)
+        self.links = list(copy_of.links) if copy_of else [0] * len(BIN_VALUES)
+        self.vocabulary: set[str] = set(copy_of.vocabulary) if copy_of else set()
 
     def add(self, words: Sequence[str], bin_index: int) -> None:
         self.words[bin_index].update(words)
+        self.totals[bin_index] += len(words)
         self.links[bin_index] += 1
+        self.vocabulary.update(words)
 
     def expected_q(self, words: Sequence[str]) -> float:
         if not sum(self.links):
             return 0.0
-        vocabulary = len(set().union(*self.words)) + 1
+        vocabulary = len(self.vocabulary) + 1
         logs = []
-        for counts, links in zip(self.words, self.links):
-            total = sum(counts.values())
+        for counts, total, links in zip(self.words, self.totals, self.links):
             logs.append(math.log((links + 1) / (sum(self.links) + len(BIN_VALUES))) + sum(
                 math.log((counts[word] + 1) / (total + vocabulary)) for word in words))
         top = max(logs)
@@ -92,10 +96,7 @@ class QLearningCrawler:
 
     def reset(self, seed: int) -> None:
         # This episode's model starts from the trained one and learns online.
-        self.model = NaiveBayesBins()
-        for index in range(len(BIN_VALUES)):
-            self.model.words[index] = Counter(self.trained.words[index])
-            self.model.links[index] = self.trained.links[index]
+        self.model = NaiveBayesBins(copy_of=self.trained)
         self.q: dict[str, float] = {}
         self.reward: dict[str, float] = {}
         self.parent: dict[str, str] = {}
@@ -107,9 +108,10 @@ class QLearningCrawler:
         return _link_similarity(candidate) + GAMMA * self.model.expected_q(context_words(candidate))
 
     def choose(self, on_page: list[Candidate], frontier: list[Candidate]) -> Candidate | None:
-        best = max(frontier, key=lambda c: (self._rank(c), -c.depth, -c.order), default=None)
-        if best is None or self._rank(best) < STOP_BELOW:
+        ranked = max(((self._rank(c), -c.depth, -c.order, c) for c in frontier), key=lambda r: r[:3], default=None)
+        if ranked is None or ranked[0] < STOP_BELOW:
             return None
+        best = ranked[3]
         self.parent[best.url], self.via[best.url] = self.current, best
         return best
 

@@ -103,9 +103,22 @@ def to_series(source_id: str, times: list[datetime], tick: timedelta) -> SourceS
     # An event exactly on a tick boundary belongs to the tick that ends there.
     index = np.ceil(hours / tick_hours).astype(int)
     counts = np.bincount(index, minlength=index[-1] + 1)
+    return split_series(source_id, start, tick_hours, counts, hours)
+
+
+def split_series(source_id: str, start: datetime, tick_hours: float, counts: np.ndarray,
+                 event_hours: np.ndarray) -> SourceSeries:
+    """A series with its training part (the first TRAIN_SHARE of its ticks) and validation window (the last
+    VALIDATION_SHARE of that) marked."""
     train_end = int(len(counts) * TRAIN_SHARE)
-    validation_start = int(train_end * (1 - VALIDATION_SHARE))
-    return SourceSeries(source_id, start, tick_hours, counts, hours, train_end, validation_start)
+    return SourceSeries(source_id, start, tick_hours, counts, event_hours, train_end,
+                        int(train_end * (1 - VALIDATION_SHARE)))
+
+
+def has_enough_events(series: SourceSeries) -> bool:
+    """≥ MIN_TRAIN_EVENTS events in its training part and ≥ MIN_TEST_EVENTS after it."""
+    return (series.counts[:series.train_end].sum() >= MIN_TRAIN_EVENTS
+            and series.counts[series.train_end:].sum() >= MIN_TEST_EVENTS)
 
 
 def usable_series(events: dict[str, list[datetime]], tick: timedelta) -> tuple[list[SourceSeries], list[str]]:
@@ -113,9 +126,8 @@ def usable_series(events: dict[str, list[datetime]], tick: timedelta) -> tuple[l
     usable, skipped = [], []
     for source_id, times in sorted(events.items()):
         series = to_series(source_id, times, tick)
-        if (series.counts[:series.train_end].sum() < MIN_TRAIN_EVENTS
-                or series.counts[series.train_end:].sum() < MIN_TEST_EVENTS):
-            skipped.append(source_id)
-        else:
+        if has_enough_events(series):
             usable.append(series)
+        else:
+            skipped.append(source_id)
     return usable, skipped

@@ -56,16 +56,16 @@ def summarize(per_source: Sequence[np.ndarray]) -> dict:
 
     each = [figures(counts) for counts in per_source]
     macro = {key: _mean(f[key] for f in each) for key in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
-    micro = {key: _round(value) for key, value in figures(np.sum(per_source, axis=0)).items()}
+    micro = {key: round4(value) for key, value in figures(np.sum(per_source, axis=0)).items()}
     return macro | {"micro": micro}
 
 
 def _mean(values) -> float | None:
     present = [value for value in values if value is not None]
-    return _round(statistics.fmean(present)) if present else None
+    return round4(statistics.fmean(present)) if present else None
 
 
-def _round(value: float | None) -> float | None:
+def round4(value: float | None) -> float | None:
     return None if value is None else round(float(value), 4)
 
 

@@ -113,6 +113,11 @@ class UpdatePredictor(nn.Module):
         states, _ = self.lstm(torch.cat([windows, embedded], dim=2))
         return self.out(states[:, -1]).squeeze(1)
 
+    @property
+    def operating_threshold(self) -> float:
+        """The threshold decisions use: the one chosen on validation, else an even 0.5."""
+        return self.threshold if self.threshold is not None else 0.5
+
     def source_index(self, source_id: str) -> int:
         return self.index.get(source_id, 0)
 

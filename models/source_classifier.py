@@ -42,7 +42,7 @@ class LabelledPage:
 def four_texts(html: str, url: str) -> tuple[str, str, str, str]:
     """Largest data region, second data region, title, middle 50 % of the elements' own text."""
     regions = extract_records(parse_html(html), url).region_texts
-    root = parse_html(html)
+    root = parse_html(html)  # again: the extraction spaces out the block elements of the tree it reads
     if root is None:
         return regions[0][:TEXT_CHARS], regions[1][:TEXT_CHARS], "", ""
     title = normalize_space(root.findtext(".//title") or "")

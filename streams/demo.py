@@ -156,6 +156,7 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
         return {"error": str(error)}
     from infra.settings import get_settings
     from infra.sql_owner import query_clickhouse
+    from models.revisit_eval import round4
 
     settings = get_settings()
     _, rows = query_clickhouse(settings.clickhouse_dsn, "SELECT page_url, tick_at, fetch FROM revisit_decisions "
@@ -167,13 +168,9 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
             for name in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
     return {"watched": len(reached), "decisions": watched["decisions"], "revisits": watched["fetches"],
             "simulated_hours": round(plan.watch * clock["speed"] / 3600, 1),
-            "live_estimate": {name: _round4(value) for name, value in live.items()},
+            "live_estimate": {name: round4(value) for name, value in live.items()},
             "against_truth": evaluate_revisits(_control(control + "/__truth__"), decisions,
                                                settings.revisit_tick_hours)}
-
-
-def _round4(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
 
 
 def _write_metrics(figures: dict, crawl_id: str) -> None:

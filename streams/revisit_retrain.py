@@ -17,13 +17,12 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from models.revisit_data import (MIN_TEST_EVENTS, MIN_TRAIN_EVENTS, TRAIN_SHARE, VALIDATION_SHARE,
-                                 SourceSeries)
+from agents.revisit import RevisitClock
+from models.revisit_data import SourceSeries, has_enough_events, split_series
 from models.revisit_eval import summarize, window_counts
 from models.revisit_model import DEFAULT_MODEL, UpdatePredictor
 from models.revisit_training import train_operating_model
@@ -33,13 +32,14 @@ from schemas.revisit import RevisitDecision, RevisitOutcome
 def observed_series(decisions: Sequence[RevisitDecision], outcomes: Sequence[RevisitOutcome],
                     tick_hours: float) -> list[SourceSeries]:
     """Each watched page's observed series (see the module's docstring), with enough updates to train and test."""
+    clock = RevisitClock(tick_hours)
     ticks: dict[str, set[int]] = defaultdict(set)
     for decision in decisions:
-        ticks[decision.page_url].add(_tick(decision.tick_at, tick_hours))
+        ticks[decision.page_url].add(clock.tick_of(decision.tick_at))
     found: dict[str, dict[int, int]] = defaultdict(dict)
     for outcome in outcomes:
         if outcome.read and outcome.new_items:
-            found[outcome.page_url][_tick(outcome.tick_at, tick_hours)] = outcome.new_items
+            found[outcome.page_url][clock.tick_of(outcome.tick_at)] = outcome.new_items
     usable = []
     for url, decided in sorted(ticks.items()):
         first, last = min(decided) - 1, max(decided)
@@ -47,25 +47,18 @@ def observed_series(decisions: Sequence[RevisitDecision], outcomes: Sequence[Rev
         for tick, items in found[url].items():
             if first < tick <= last:
                 counts[tick - first] = items
-        train_end = int(len(counts) * TRAIN_SHARE)
-        if counts[:train_end].sum() < MIN_TRAIN_EVENTS or counts[train_end:].sum() < MIN_TEST_EVENTS:
-            continue
-        hours = np.repeat(np.flatnonzero(counts) * tick_hours, counts[counts > 0])
-        start = datetime.fromtimestamp(first * tick_hours * 3600, UTC)
-        usable.append(SourceSeries(url, start, tick_hours, counts, hours.astype(float), train_end,
-                                   int(train_end * (1 - VALIDATION_SHARE))))
+        hours = np.repeat(np.flatnonzero(counts) * tick_hours, counts[counts > 0]).astype(float)
+        series = split_series(url, clock.tick_time(first), tick_hours, counts, hours)
+        if has_enough_events(series):
+            usable.append(series)
     return usable
-
-
-def _tick(moment: datetime, tick_hours: float) -> int:
-    return int(np.ceil(moment.timestamp() / 3600 / tick_hours - 1e-9))
 
 
 def held_out_figures(model: UpdatePredictor, sources: Sequence[SourceSeries]) -> dict:
     """Macro figures of the model at its own threshold on each series' held-out part."""
-    threshold = model.threshold if model.threshold is not None else 0.5
     return summarize([window_counts(series, series.train_end, len(series.counts),
-                                    model.probabilities(series, series.train_end, len(series.counts)) >= threshold)
+                                    model.probabilities(series, series.train_end, len(series.counts))
+                                    >= model.operating_threshold)
                       for series in sources])
 
 
