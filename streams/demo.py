@@ -166,7 +166,8 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
     live = {name: statistics.fmean(values) if (values := [row[name] for row in watched["sources"]
                                                           if row[name] is not None]) else None
             for name in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
-    return {"watched": len(reached), "decisions": watched["decisions"], "revisits": watched["fetches"],
+    # Counted from ClickHouse after the worker stopped: it may decide a few more ticks while stopping.
+    return {"watched": len(reached), "decisions": len(decisions), "revisits": sum(bool(f) for *_, f in decisions),
             "simulated_hours": round(plan.watch * clock["speed"] / 3600, 1),
             "live_estimate": {name: round4(value) for name, value in live.items()},
             "against_truth": evaluate_revisits(_control(control + "/__truth__"), decisions,
