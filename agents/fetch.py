@@ -11,6 +11,7 @@ import asyncio
 
 from agents.fetching.fetcher import Fetcher
 from schemas.crawl import LISTING_REASONS, RECORD_REASONS, CrawlRequest
+from schemas.discovery import DISCOVER_REASON
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events
@@ -37,5 +38,7 @@ async def fetch_pages(stream):
                     crawl.pages_to_tag += 1
                 if page.reason in RECORD_REASONS:
                     crawl.pages_to_extract += 1
+                if page.reason == DISCOVER_REASON:
+                    crawl.pages_to_discover += 1
     finally:
         await fetcher.close()  # the worker is stopping

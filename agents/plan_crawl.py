@@ -1,4 +1,4 @@
-"""Stage `plan_crawl`: links.scored → crawl.requests (the core is agents.frontier.BfsFrontier).
+"""Stage `plan_crawl`: links.scored (policy "bfs") → crawl.requests (the core is agents.frontier.BfsFrontier).
 
 Events are handled one at a time because the frontier's tables write their
 changelog to the partition of the event being processed, which keeps each
@@ -29,6 +29,8 @@ async def plan_crawl(stream):
     frontier = BfsFrontier(seen_urls, pages_planned)
     async for event in stream.events():
         for links in await decode_events("links.scored", [event]):
+            if links.policy != "bfs":
+                continue  # a discovery episode's scored links: the discovery stage clicks them
             requests = frontier.next_requests(links)
             metrics.count("requests_planned", "plan_crawl", len(requests))
             crawl = progress.of(links.crawl_id)

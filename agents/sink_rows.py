@@ -8,6 +8,7 @@ from typing import Any
 from schemas.base import Message
 from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
+from schemas.discovery import EpisodeEnded
 from schemas.links import LinksScored, SourceFound
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
@@ -41,6 +42,15 @@ def _source_rows(source: SourceFound) -> list[Row]:
     return [{
         "event_id": source.event_id, "site": source.site, "crawl_id": source.crawl_id, "url": source.url,
         "kind": source.kind, "score": source.score, "clicks": source.clicks, "created_at": source.created_at,
+    }]
+
+
+def _episode_rows(episode: EpisodeEnded) -> list[Row]:
+    return [{
+        "event_id": episode.event_id, "site": episode.site, "crawl_id": episode.crawl_id,
+        "homepage": episode.homepage, "end": episode.end, "clicks": episode.clicks, "found": episode.found,
+        "unit_cost": episode.unit_cost, "harvest_rate": episode.harvest_rate, "policy": episode.policy,
+        "reason": episode.reason, "created_at": episode.created_at,
     }]
 
 
@@ -100,6 +110,7 @@ SINKS: dict[str, tuple[str, Callable[[Any], list[Row]]]] = {
     "pages.fetched": ("fetches", _fetch_rows),
     "links.scored": ("links", _link_rows),
     "sources.found": ("sources", _source_rows),
+    "discovery.episodes": ("discovery_episodes", _episode_rows),
     "pagination.tags": ("pagination", _pagination_rows),
     "records.extracted": ("records", _record_rows),
     "changes.detected": ("changes", _new_item_rows),

@@ -22,6 +22,7 @@ from streams import metrics
 from streams.app import app, settings
 from streams.deadletters import decode_events
 from streams.revisit_retrain import current_model_path
+from streams.tables import store
 from streams.topics import send, topic
 
 log = logging.getLogger(__name__)
@@ -47,14 +48,6 @@ def _watched_source(page_url: str, what: str) -> WatchedSource | None:
         metrics.count(f"{what}_of_unwatched_sources", "revisit")
         return None
     return WatchedSource.model_validate(value)
-
-
-def _store(event: faust.types.EventT, source: WatchedSource) -> None:
-    """Write a source's state with its changelog on the partition of the event it came with (a batch's
-    current event is not necessarily that one)."""
-    value = source.model_dump(mode="json")
-    watched.data[source.page_url] = value
-    watched.send_changelog(event.message.partition, source.page_url, value)
 
 
 @app.agent(topic("sources.found"))
@@ -105,7 +98,7 @@ async def decide_revisits(stream):
         batch = list(due.values())
         decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock)
         for (event, source, _), decision in zip(batch, decisions):
-            _store(event, source)
+            store(watched, event, source.page_url, source.model_dump(mode="json"))
             await send("revisit.decisions", decision.message)
             if decision.request is not None:
                 await send("crawl.requests", decision.request)

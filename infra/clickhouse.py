@@ -129,6 +129,18 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE VIEW changes AS SELECT * FROM changes_store FINAL",
         ],
     ),
+    (
+        4,
+        [
+            f"""CREATE TABLE IF NOT EXISTS discovery_episodes_store (
+                event_id String, site LowCardinality(String), crawl_id String, homepage String,
+                end LowCardinality(String), clicks UInt16, found Array(String), unit_cost Nullable(Float32),
+                harvest_rate Float32, policy LowCardinality(String), reason String,
+                created_at DateTime64(3, 'UTC'), ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            "CREATE VIEW IF NOT EXISTS discovery_episodes AS SELECT * FROM discovery_episodes_store FINAL",
+        ],
+    ),
 ]
 
 

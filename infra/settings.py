@@ -83,6 +83,13 @@ class Settings(BaseSettings):
     pagination_max_pages: int = 10
     laser_dir: Path | None = None
 
+    # Discovery. Empty paths mean the agent and classifier shipped in the package; an empty threshold, the
+    # classifier's own.
+    discovery_agent: Path | None = None
+    source_classifier: Path | None = None
+    source_threshold: float | None = None
+    discovery_max_clicks: int = 10
+
     # Revisit scheduling. Empty revisit_model means the default model shipped in the package.
     revisit_model: Path | None = None
     revisit_tick_hours: float = 1.0

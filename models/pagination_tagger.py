@@ -23,6 +23,7 @@ from torchcrf import CRF
 from models.dom import parse_html
 from models.pagination_data import LABELS, LabelledPage, clickable_nodes
 from models.pagination_features import FEATURE_GROUPS, HEURISTICS, NodeFeatures, page_features
+from models.model_files import ModelVersionError
 from models.text_encoders import get_encoder
 
 FORMAT_VERSION = 2
@@ -32,10 +33,6 @@ EPOCHS = 12
 NGRAM_INIT_SEED = 20161
 
 PageFeatures = list[NodeFeatures]
-
-
-class ModelVersionError(RuntimeError):
-    """A model file written by another version of this code."""
 
 
 def features_of(html: str, url: str = "") -> PageFeatures:

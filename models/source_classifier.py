@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,8 @@ from torch import nn
 from models.discovery_data import load_sites
 from models.dom import normalize_space, parse_html
 from models.records import extract_records
-from models.text_encoders import TextEncoder
+from models.model_files import ModelVersionError
+from models.text_encoders import TextEncoder, get_encoder
 
 TEXT_CHARS = 1000
 NEGATIVES_PER_SITE = 25
@@ -29,6 +30,8 @@ NEGATIVES_PER_SITE = 25
 TRAIN_ONLY = "train-only:"
 HIDDEN = 256
 EPOCHS = 60
+FORMAT_VERSION = 1
+DEFAULT_CLASSIFIER = Path(__file__).with_name("classifier_default.pt")
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,17 @@ def listing_pages(directory: Path) -> list[LabelledPage]:
             for page in load_city_scrapers(directory) if page.role == "listing"]
 
 
-def page_vectors(pages: Sequence[LabelledPage], encoder: TextEncoder, whole_page: bool = False) -> np.ndarray:
+def html_vectors(documents: Sequence[tuple[str, str]], encoder: TextEncoder, whole_page: bool = False) -> np.ndarray:
+    """The classifier's input for (html, url) documents: the four texts' embeddings, or the whole text's."""
     if whole_page:
-        return encoder.encode([whole_text(page.html) for page in pages])
-    texts = [four_texts(page.html, f"http://{page.site}.invalid{page.path}") for page in pages]
+        return encoder.encode([whole_text(html) for html, _ in documents])
+    texts = [four_texts(html, url) for html, url in documents]
     return np.concatenate([encoder.encode([t[i] for t in texts]) for i in range(4)], axis=1)
+
+
+def page_vectors(pages: Sequence[LabelledPage], encoder: TextEncoder, whole_page: bool = False) -> np.ndarray:
+    return html_vectors([(page.html, f"http://{page.site}.invalid{page.path}") for page in pages], encoder,
+                        whole_page)
 
 
 class SourcePageMLP(nn.Module):
@@ -113,6 +122,47 @@ def train_classifier(vectors: np.ndarray, labels: np.ndarray, seed: int = 13) ->
         loss.backward()
         optimizer.step()
     return model.eval()
+
+
+@dataclass
+class SourcePageClassifier:
+    """The trained four-text classifier with its encoder's name: P(source page) for fetched pages."""
+
+    mlp: SourcePageMLP
+    encoder: TextEncoder
+    threshold: float = 0.5
+    trained_on: list[str] = field(default_factory=list)
+
+    def predict(self, documents: Sequence[tuple[str, str]]) -> np.ndarray:
+        """P(source page) of each (html, url), batched."""
+        if not documents:
+            return np.zeros(0, dtype=np.float32)
+        with torch.inference_mode():
+            vectors = torch.from_numpy(html_vectors(documents, self.encoder).astype(np.float32))
+            return torch.sigmoid(self.mlp(vectors)).numpy()
+
+    def save(self, path: Path) -> None:
+        torch.save({"format_version": FORMAT_VERSION, "encoder": self.encoder.name, "threshold": self.threshold,
+                    "inputs": self.mlp.layers[0].in_features, "trained_on": self.trained_on,
+                    "state": self.mlp.state_dict()}, path)
+
+    @classmethod
+    def load(cls, path: Path) -> SourcePageClassifier:
+        saved = torch.load(path, weights_only=True)
+        if saved.get("format_version") != FORMAT_VERSION:
+            raise ModelVersionError(f"{path} is source-page classifier format {saved.get('format_version')}; "
+                                    f"this code reads {FORMAT_VERSION}")
+        mlp = SourcePageMLP(saved["inputs"])
+        mlp.load_state_dict(saved["state"])
+        return cls(mlp.eval(), get_encoder(saved["encoder"]), saved["threshold"], saved["trained_on"])
+
+
+def train_source_classifier(paths: Sequence[Path], encoder_name: str = "use") -> SourcePageClassifier:
+    """The classifier trained on every labelled page of these sites."""
+    pages = labelled_pages(paths)
+    encoder = get_encoder(encoder_name)
+    mlp = train_classifier(page_vectors(pages, encoder), np.array([page.source for page in pages]))
+    return SourcePageClassifier(mlp, encoder, trained_on=sorted({page.site for page in pages}))
 
 
 def scores(predicted: np.ndarray, labels: np.ndarray) -> dict:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from schemas.base import Message
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.deadletter import DeadLetter
+from schemas.discovery import EpisodeEnded
 from schemas.links import LinksScored, SourceFound
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
@@ -35,6 +36,7 @@ TOPICS: dict[str, TopicSpec] = {
         TopicSpec("pages.fetched", PageFetched),
         TopicSpec("links.scored", LinksScored),
         TopicSpec("sources.found", SourceFound),
+        TopicSpec("discovery.episodes", EpisodeEnded),
         TopicSpec("pagination.tags", PaginationTags),
         TopicSpec("records.extracted", RecordExtracted),
         TopicSpec("changes.detected", ItemDiscovered),

@@ -113,6 +113,46 @@ def _crawl_and_report(seeds: list[str], args: argparse.Namespace) -> int:
     return code if summary else (code or 1)
 
 
+def cmd_discover(args: argparse.Namespace) -> int:
+    from models.model_files import ModelVersionError
+    from schemas.discovery import DISCOVER_REASON
+    from streams.crawl import CrawlPlan, run_crawl
+
+    seeds = _read_seeds(([args.homepages] if args.homepages else []) + args.urls)
+    if not seeds:
+        print("error: discover needs homepage URLs (or --homepages FILE)", file=sys.stderr)
+        return 2
+    settings = get_settings()
+    try:
+        # Loaded here, once for the worker this process runs, so a missing or stale file stops before it starts.
+        from agents.discover import models
+
+        models()
+    except (FileNotFoundError, ModelVersionError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    _ensure_local_kafka()
+    clicks = args.max_clicks or settings.discovery_max_clicks
+    plan = CrawlPlan(seeds=seeds, max_pages=clicks + 1, max_depth=clicks, time_limit=args.time_limit,
+                     reason=DISCOVER_REASON)
+    code, summary = run_crawl(plan, show_progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        _print_json(summary)
+        return code if summary else (code or 1)
+    episodes = summary.get("episodes", [])
+    found = [url for episode in episodes for url in episode["found"]]
+    clicks_spent = sum(episode["clicks"] for episode in episodes)
+    print(f"{len(episodes)} of {len(seeds)} episodes ended in {summary.get('seconds')} s: {len(found)} source "
+          f"pages found with {clicks_spent} clicks" + (f" ({clicks_spent / len(found):.2f} per source page)"
+                                                        if found else ""))
+    for episode in episodes:
+        print(f"  {episode['homepage']}  {episode['end']} after {episode['clicks']} clicks  "
+              f"{' '.join(episode['found']) or episode['reason']}")
+    if summary.get("records_read"):
+        print(f"  records read from the source pages found: {summary['records_read']}")
+    return code if summary else (code or 1)
+
+
 def _loopback_crawl_settings() -> None:
     """Our own loopback servers need no politeness delay; set before the settings are first read."""
     os.environ.setdefault("SOURCEWATCH_PER_HOST_DELAY_SECONDS", "0")
@@ -331,11 +371,54 @@ def cmd_train_revisit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train_discovery(args: argparse.Namespace) -> int:
+    from models.discovery_rl_training import PretrainConfig
+    from streams.discovery_eval import NoSites, train_agent
+
+    if not args.sites:
+        print("error: train discovery needs --sites DIR…", file=sys.stderr)
+        return 2
+    config = PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}))
+    try:
+        with _progress_bar("training", config.epochs) as advance:
+            agent, history = train_agent([Path(folder) for folder in args.sites], config,
+                                         progress=lambda epoch, point: advance(
+                                             f"recall at 1/2/3 clicks {point['recall_at_clicks']}"))
+    except (NoSites, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    agent.save(Path(args.out))
+    print(f"trained on {len(agent.trained_on)} sites, η {agent.eta:.3f}, recall at 1/2/3 clicks on them "
+          f"{history[-1]['recall_at_clicks']} → {args.out}")
+    return 0
+
+
+def cmd_train_classifier(args: argparse.Namespace) -> int:
+    from models.source_classifier import train_source_classifier
+    from models.text_encoders import EncoderUnavailable
+
+    if not args.sites:
+        print("error: train classifier needs --sites DIR…", file=sys.stderr)
+        return 2
+    try:
+        classifier = train_source_classifier([Path(folder) for folder in args.sites], args.encoder)
+    except (FileNotFoundError, EncoderUnavailable, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    classifier.save(Path(args.out))
+    print(f"trained on {len(classifier.trained_on)} sites → {args.out}")
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from models.pagination_tagger import EPOCHS, train
 
     if args.task == "revisit":
         return cmd_train_revisit(args)
+    if args.task == "discovery":
+        return cmd_train_discovery(args)
+    if args.task == "classifier":
+        return cmd_train_classifier(args)
     if not args.data:
         print("error: train pagination needs --data DIR…", file=sys.stderr)
         return 2
@@ -427,6 +510,8 @@ def cmd_eval_revisit(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_discovery(args: argparse.Namespace) -> int:
+    from models.model_files import ModelVersionError
+    from models.discovery_rl_training import PretrainConfig
     from streams.discovery_eval import POLICIES, NoSites, evaluate_discovery
 
     if not args.sites:
@@ -439,11 +524,18 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
+        config = PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}))
         result = evaluate_discovery([Path(folder) for folder in args.sites], policies, args.max_steps, args.folds,
-                                    args.fold_seed, progress=lambda name: print(f"  {name} done", file=sys.stderr))
-    except (NoSites, FileNotFoundError) as error:
+                                    args.fold_seed, Path(args.model) if args.model else None, config,
+                                    progress=lambda name: print(f"  {name} done", file=sys.stderr))
+    except (NoSites, FileNotFoundError, ModelVersionError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.plot and "rl" in result:
+        from streams.discovery_plot import plot_discovery
+
+        for path in plot_discovery(result, Path(args.plot)):
+            print(f"plot written to {path}", file=sys.stderr)
     if args.json:
         _print_json(result)
         return 0
@@ -451,8 +543,11 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
           f"page), at most {result['max_steps']} clicks; {result['protocol']}")
     for name in policies:
         f = result[name]
-        print(f"  {name:<8} precision {f['precision']}, recall {f['recall']}, unit cost {f['unit_cost']}, "
+        print(f"  {name:<9} precision {f['precision']}, recall {f['recall']}, unit cost {f['unit_cost']}, "
               f"clicks on sites without one {f['clicks_on_negative_sites']}")
+        for k, fixed in f.get("fixed_steps", {}).items():
+            print(f"    {k} fixed click(s): precision {fixed['precision']}, recall {fixed['recall']}, "
+                  f"unit cost {fixed['unit_cost']}, clicks on sites without one {fixed['clicks_on_negative_sites']}")
     return 0
 
 
@@ -724,6 +819,17 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     crawl.set_defaults(func=cmd_crawl)
 
+    discover = commands.add_parser("discover", help="from homepages, find each site's event/news listing page "
+                                                    "with the discovery agent (through Kafka), then read and watch it")
+    discover.add_argument("urls", nargs="*", metavar="URL", help="homepages")
+    discover.add_argument("--homepages", metavar="FILE", help="a file of homepage URLs, one per line")
+    discover.add_argument("--max-clicks", type=int, help="click budget per site (default: "
+                                                         "settings.discovery_max_clicks, 10)")
+    discover.add_argument("--time-limit", type=float, help="stop after this many seconds even if episodes remain")
+    discover.add_argument("--allow-loopback", action="store_true", help="allow fetching 127.0.0.0/8")
+    discover.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    discover.set_defaults(func=cmd_discover)
+
     demo = commands.add_parser("demo", help="the main job on a simulated web: Kafka, sites, workers, ClickHouse")
     demo.add_argument("--sites", type=int, default=20, help="simulated sites (default 20)")
     demo.add_argument("--duration", type=float, default=120.0, help="seconds to run (default 120)")
@@ -775,10 +881,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, helper, func in (("train", "train a model", cmd_train), ("eval", "evaluate a model", cmd_eval)):
         command = commands.add_parser(name, help=f"{helper} (pagination tagging, {'record extraction, ' * (name == 'eval')}"
-                                                 "revisit scheduling)")
+                                                 "revisit scheduling, the discovery agent, the source-page "
+                                                 "classifier)")
         command.add_argument("task", choices=["pagination", "records", "revisit", "discovery", "classifier"]
                              if name == "eval" else
-                             ["pagination", "revisit"])
+                             ["pagination", "revisit", "discovery", "classifier"])
         command.add_argument("--data", nargs="+", metavar="DIR",
                              help="pagination: AutoPager/PRNSM folders, e.g. <data>/pagination/prnsm; records: one "
                                   "folder — <data>/records/estuka, <data>/records/city-scrapers or <data>/sites")
@@ -794,6 +901,8 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--events", nargs="+", metavar="CSV",
                              help="revisit: update series, e.g. <data>/revisit/epa/events.csv")
         command.add_argument("--tick", choices=["1h", "1d"], default="1h", help="revisit: tick length (default 1h)")
+        command.add_argument("--sites", nargs="+", metavar="DIR",
+                             help="discovery, classifier: labelled site folders or folders of them, e.g. <data>/sites")
         if name == "train":
             command.add_argument("--out", required=True, help="model file to write")
             command.add_argument("--target", type=float, default=0.95,
@@ -804,13 +913,13 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="zero-shot: train on these languages, test on every other")
             command.add_argument("--model", help="held-out: evaluate this model file (default: the shipped one)")
             command.add_argument("--baseline", choices=["autopager"], help="also train and score AutoPager")
-            command.add_argument("--plot", metavar="PNG", help="revisit: write the timeliness–friendliness plane")
+            command.add_argument("--plot", metavar="PNG|PREFIX",
+                                 help="revisit: write the timeliness–friendliness plane; discovery: the RL agent's "
+                                      "PREFIX-learning.png and PREFIX-stopping.png")
             command.add_argument("--no-model", action="store_true",
                                  help="revisit: the baselines only (training the LSTM takes minutes)")
-            command.add_argument("--sites", nargs="+", metavar="DIR",
-                                 help="discovery: site folders or folders of them, e.g. <data>/sites")
             command.add_argument("--policy", nargs="+", metavar="NAME",
-                                 help="discovery: policies to run (default: every one built: bfs, random, keyword, qlearning)")
+                                 help="discovery: policies to run (default: rl, bfs, random, keyword, qlearning)")
             command.add_argument("--max-steps", type=int, default=10, help="discovery: click budget per site")
             command.add_argument("--extra-positives", metavar="DIR",
                                  help="classifier: add City Scrapers' listing pages (<data>/records/city-scrapers) "

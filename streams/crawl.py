@@ -11,6 +11,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agents.links import canonical_url
 from schemas.crawl import CrawlRequest
+from schemas.discovery import DISCOVER_REASON
 from schemas.sites import site_of
 
 # The pipeline must stay idle this long before a crawl counts as finished.
@@ -25,7 +26,7 @@ class CrawlPlan:
     # Stop after this many seconds even if pages remain (None: run until idle).
     time_limit: float | None = None
     # "seed": crawl from the seeds breadth-first; "source": the seeds are listing pages whose pagination
-    # is tagged and followed.
+    # is tagged and followed; "discover": one discovery episode per seed homepage.
     reason: str = "seed"
 
 
@@ -91,6 +92,16 @@ async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out
     }
 
 
+async def episodes_of(crawl_id: str) -> list[dict]:
+    """The crawl's discovery episodes as ClickHouse holds them: how each ended, its clicks, what it found."""
+    from agents.sink import store
+
+    columns, rows = await store().query_async(
+        "SELECT homepage, end, clicks, found, unit_cost, harvest_rate, reason FROM discovery_episodes "
+        f"WHERE crawl_id = '{crawl_id}' ORDER BY homepage")
+    return [dict(zip(columns, row)) for row in rows]
+
+
 async def metrics_written(timeout: float = 15.0) -> None:
     """Wait until the sink has written every metrics message this worker sent (the last flush too),
     so stopping the worker leaves none of them behind in the topic."""
@@ -145,6 +156,8 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
         await metrics_written()
         summary.update(await summarize(crawl_id, crawl.pages_fetched, seconds, timed_out))
         summary.update(records_read=crawl.records_sent, new_items=crawl.new_items_sent)
+        if plan.reason == DISCOVER_REASON:
+            summary["episodes"] = await episodes_of(crawl_id)
         # Table changes (the items each source has listed, the lists' templates) wait in the producer's
         # buffer; sent before the worker stops, the next worker recovers them from the changelog.
         await app.producer.flush()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -17,10 +18,15 @@ from infra.site_server import SiteServer
 from agents.links import canonical_url, extract_anchors
 from models.discovery_data import LabelledSite, load_sites
 from models.discovery_episode import Episode, Fetch, figures, run_episode
-from models.discovery_policies import BASELINES, Candidate
+from models.discovery_policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery_qlearning import QLearningCrawler
+from models.discovery_rl import DEFAULT_AGENT, RLCrawler, new_agent
+from models.discovery_rl_training import PretrainConfig, greedy_episodes, pretrain
 
-POLICIES = {**BASELINES, "qlearning": QLearningCrawler}
+POLICIES = {"rl": RLCrawler, **BASELINES, "qlearning": QLearningCrawler}
+LEARNING = ("rl", "qlearning")
+# Figure 6: the agent clicking a fixed number of times, beside its adaptive threshold.
+FIXED_STEPS = 3
 
 FETCH_TIMEOUT_SECONDS = 10
 MAX_PAGE_BYTES = 5 * 1024 * 1024
@@ -62,52 +68,132 @@ async def _training_data(sites: list[LabelledSite], homepages: dict[str, str],
     return links, samples
 
 
-async def _episodes(sites: list[LabelledSite], policies: list[str], max_steps: int, folds: int | None,
-                    fold_seed: int, progress: Callable[[str], None] | None) -> dict[str, list[Episode]]:
+@asynccontextmanager
+async def served(sites: list[LabelledSite]) -> AsyncIterator[tuple[dict[str, str], Fetch]]:
+    """The sites served on loopback: their homepages and a fetch that reads each URL once (they are static)."""
     server = SiteServer([site.folder for site in sites])
     homepages = await server.start()
     timeout = aiohttp.ClientTimeout(total=FETCH_TIMEOUT_SECONDS)
+    pages: dict[str, tuple[str, str]] = {}
     try:
         async with aiohttp.ClientSession(timeout=timeout) as session:
             async def fetch(url: str) -> tuple[str, str]:
-                try:
-                    async with session.get(url) as response:
-                        if response.status != 200 or "html" not in response.content_type:
-                            return str(response.url), ""
-                        body = await response.content.read(MAX_PAGE_BYTES)
-                        return str(response.url), body.decode(response.charset or "utf-8", errors="replace")
-                except (aiohttp.ClientError, TimeoutError):
-                    return url, ""
+                if url not in pages:
+                    pages[url] = await _fetch(session, url)
+                return pages[url]
 
-            results: dict[str, list[Episode]] = {}
-            for name in policies:
-                policy = POLICIES[name]()
-                episodes: dict[str, Episode] = {}
-                for train, test in _folds(sites, folds, fold_seed) if hasattr(policy, "fit") else [([], sites)]:
-                    if train:
-                        policy.fit(*await _training_data(train, homepages, fetch))
-                    for site in test:
-                        episodes[site.name] = await run_episode(policy, site.name, homepages[site.name], fetch,
-                                                                site.is_source, site.negative, max_steps,
-                                                                seed=sites.index(site))
-                results[name] = [episodes[site.name] for site in sites]
-                if progress:
-                    progress(name)
-            return results
+            yield homepages, fetch
     finally:
         await server.stop()
 
 
+async def _fetch(session: aiohttp.ClientSession, url: str) -> tuple[str, str]:
+    try:
+        async with session.get(url) as response:
+            if response.status != 200 or "html" not in response.content_type:
+                return str(response.url), ""
+            body = await response.content.read(MAX_PAGE_BYTES)
+            return str(response.url), body.decode(response.charset or "utf-8", errors="replace")
+    except (aiohttp.ClientError, TimeoutError):
+        return url, ""
+
+
+def _policy(name: str, model: Path | None) -> DiscoveryPolicy:
+    if name != "rl":
+        return POLICIES[name]()
+    return new_agent() if model is None else RLCrawler.load(model)
+
+
+def _fixed_steps(runs: list[tuple[Episode, list[float]]]) -> dict:
+    """The agent clicking exactly k times (first-hit stopping, never stopping on its score), k = 1, 2, 3."""
+    result = {}
+    for k in range(1, FIXED_STEPS + 1):
+        cut = [Episode(e.site, e.negative, min(e.clicks, k), e.reached if e.clicks <= k else [],
+                       "found" if e.reached and e.clicks <= k else "budget") for e, _ in runs]
+        result[str(k)] = {key: value for key, value in figures(cut).items() if key != "ends"}
+    return result
+
+
+async def _episodes(sites: list[LabelledSite], policies: list[str], max_steps: int, folds: int | None,
+                    fold_seed: int, model: Path | None, config: PretrainConfig,
+                    progress: Callable[[str], None] | None) -> dict:
+    results: dict[str, dict] = {}
+    async with served(sites) as (homepages, fetch):
+        for name in policies:
+            episodes: dict[str, Episode] = {}
+            details: dict[str, list] = {"learning_curve": [], "fixed_steps": [], "eta": []}
+            learning = name in LEARNING and bool(folds)
+            for train, test in _folds(sites, folds, fold_seed) if learning else [([], sites)]:
+                # A new policy per fold: nothing learned on one fold's test sites reaches another's.
+                policy = _policy(name, None if learning else model)
+                if learning and name == "rl":
+                    details["learning_curve"].append(await pretrain(policy, train, homepages, fetch, config,
+                                                                    curve_sites=test))
+                elif learning:
+                    policy.fit(*await _training_data(train, homepages, fetch))
+                if name == "rl":
+                    details["fixed_steps"] += await greedy_episodes(policy, test, homepages, fetch, FIXED_STEPS)
+                    details["eta"].append(policy.eta)
+                for site in test:
+                    episodes[site.name] = await run_episode(policy, site.name, homepages[site.name], fetch,
+                                                            site.is_source, site.negative, max_steps,
+                                                            seed=sites.index(site))
+            results[name] = {"episodes": [episodes[site.name] for site in sites]}
+            if name == "rl":
+                results[name] |= {"fixed_steps": _fixed_steps(details["fixed_steps"]), "eta": details["eta"],
+                                  "learning_curve": _mean_curve(details["learning_curve"])}
+            if progress:
+                progress(name)
+    return results
+
+
+def _mean_curve(histories: list[list[dict]]) -> list[dict]:
+    """Per epoch, recall at 1, 2, 3 clicks averaged over the folds' held-out sites."""
+    return [{"epoch": points[0]["epoch"],
+             "recall_at_clicks": [round(sum(p["recall_at_clicks"][k] for p in points) / len(points), 4)
+                                  for k in range(len(points[0]["recall_at_clicks"]))]}
+            for points in zip(*histories)]
+
+
 def evaluate_discovery(paths: list[Path], policies: list[str], max_steps: int = 10, folds: int | None = None,
-                       fold_seed: int = 0, progress: Callable[[str], None] | None = None) -> dict:
-    """Each policy's figures over one episode per site. A learning policy is trained on the other folds' sites
-    with `folds` (site-grouped cross-validation), and runs untrained (learning online only) without."""
+                       fold_seed: int = 0, model: Path | None = None, config: PretrainConfig = PretrainConfig(),
+                       progress: Callable[[str], None] | None = None) -> dict:
+    """Each policy's figures over one episode per site. With `folds` a learning policy is trained on the other
+    folds' sites (site-grouped cross-validation). Without, the RL agent is the shipped one (or `model`), held
+    out, and the Q-learning crawler runs untrained (learning online only)."""
     sites = load_sites(paths)
     if not sites:
         raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
-    episodes = asyncio.run(_episodes(sites, policies, max_steps, folds, fold_seed, progress))
-    protocol = "first-hit stopping, ε = 0; " + (f"learning policies: site-grouped {folds}-fold cross-validation"
-                                                 if folds else "learning policies untrained (online learning only)")
-    return {name: figures(runs) | {"episodes": [{"site": e.site, "clicks": e.clicks, "reached": e.reached,
-                                                  "end": e.end} for e in runs]}
-            for name, runs in episodes.items()} | {"max_steps": max_steps, "protocol": protocol}
+    if "rl" in policies and not folds:
+        model = model or DEFAULT_AGENT
+        if not model.is_file():
+            raise FileNotFoundError(f"no discovery agent at {model}: train one with `sourcewatch train discovery`")
+    results = asyncio.run(_episodes(sites, policies, max_steps, folds, fold_seed, model, config, progress))
+    protocol = "first-hit stopping, ε = 0; " + (
+        f"learning policies: site-grouped {folds}-fold cross-validation" if folds else
+        f"rl: {model} held out; qlearning untrained (online learning only)" if "rl" in policies else
+        "qlearning untrained (online learning only)")
+    return {name: _report(**result) for name, result in results.items()} | {"max_steps": max_steps,
+                                                                              "protocol": protocol}
+
+
+def _report(episodes: list[Episode], **details) -> dict:
+    return figures(episodes) | details | {
+        "episodes": [{"site": e.site, "clicks": e.clicks, "reached": e.reached, "end": e.end} for e in episodes]}
+
+
+def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
+                progress: Callable[[int, dict], None] | None = None) -> tuple[RLCrawler, list[dict]]:
+    """A new agent pre-trained on every labelled site of these folders (served on loopback): the agent and
+    its learning curve (on its training sites)."""
+    sites = load_sites(paths)
+    if not sites:
+        raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
+
+    async def train() -> tuple[RLCrawler, list[dict]]:
+        agent = new_agent()
+        async with served(sites) as (homepages, fetch):
+            history = await pretrain(agent, sites, homepages, fetch, config, progress=progress)
+        return agent, history
+
+    return asyncio.run(train())

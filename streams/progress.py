@@ -31,6 +31,10 @@ class CrawlProgress:
     pages_extracted: int = 0
     records_sent: int = 0
     new_items_sent: int = 0
+    # Fetched pages of discovery episodes, and those the discovery stage has advanced its episode with.
+    pages_to_discover: int = 0
+    pages_discovered: int = 0
+    episodes_ended: int = 0
     fetch_rows_written: int = 0
     record_rows_written: int = 0
     new_item_rows_written: int = 0
@@ -42,6 +46,7 @@ class CrawlProgress:
             and self.pages_to_tag == self.pages_tagged
             and self.tag_sets_sent == self.tag_sets_followed
             and self.pages_to_extract == self.pages_extracted
+            and self.pages_to_discover == self.pages_discovered
         )
 
     def written(self) -> bool:

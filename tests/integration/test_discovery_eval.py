@@ -99,8 +99,11 @@ def test_eval_discovery_on_the_real_sites(data_dir, tmp_path):
     # (reference: keyword 0.90 vs BFS 0.23).
     assert result["keyword"]["precision"] > 2 * result["bfs"]["precision"]
     assert result["qlearning"]["precision"] > 1.5 * result["bfs"]["precision"]
-    refused = run_cli(["eval", "discovery", "--sites", str(tmp_path), "--policy", "rl"], env)
+    refused = run_cli(["eval", "discovery", "--sites", str(tmp_path), "--policy", "dfs"], env)
     assert refused.returncode == 2 and "not built yet" in refused.stderr
+    missing = run_cli(["eval", "discovery", "--sites", str(data_dir / "sites"), "--policy", "rl", "--model",
+                       str(tmp_path / "none.pt")], env)
+    assert missing.returncode == 2 and "no discovery agent" in missing.stderr
 
 
 def test_eval_classifier_cross_validates_by_site_on_real_sites(data_dir):

@@ -8,6 +8,7 @@ from agents.sink_rows import SINKS, rows_for
 from infra.clickhouse import MIGRATIONS, ClickHouse
 from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
+from schemas.discovery import EpisodeEnded
 from schemas.links import Anchor, LinksScored, SourceFound
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags, TaggedLink
@@ -25,6 +26,8 @@ SAMPLES = {
                                 depth=0, max_depth=1, max_pages=1, anchors=[Anchor(url="https://e.org/a"),
                                                                             Anchor(url="https://e.org/b", score=0.5)]),
     "sources.found": SourceFound(site="e.org", url="https://e.org/events", crawl_id="c", score=0.9, clicks=1),
+    "discovery.episodes": EpisodeEnded(site="e.org", crawl_id="c", homepage="https://e.org/", end="found",
+                                       clicks=2, found=["https://e.org/events"], policy="rl"),
     "records.extracted": RECORD,
     "changes.detected": ItemDiscovered(site="e.org", crawl_id="c", source_url="https://e.org/events",
                                        page_url="https://e.org/events", item_url="https://e.org/1", title="Talk",

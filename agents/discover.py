@@ -1,0 +1,110 @@
+"""Stage `discover`: pages.fetched (reason "discover") → links.scored (policy "rl"), crawl.requests (the next
+click; a found source page to read), sources.found and discovery.episodes.
+
+The core is agents.discovery. Per batch of fetched pages, one inference off the event loop: the classifier on
+every clicked page that was read, the agent on every page's same-site anchors. An episode's state lives in
+the `discovery-episodes` table, keyed by crawl and site in the site's partition, so a restarted worker goes
+on with it from the changelog. The agent and classifier load with the first episode's page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import cache
+
+import faust
+
+from agents.discovery import DiscoveryEpisode, advance, episode_key, open_episode
+from agents.links import extract_anchors, is_html
+from models.discovery_policies import Candidate
+from models.discovery_rl import DEFAULT_AGENT, RLCrawler
+from models.source_classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
+from schemas.base import derived_event_id
+from schemas.crawl import PageFetched
+from schemas.discovery import DISCOVER_REASON
+from schemas.links import Anchor, LinksScored
+from streams import metrics, progress
+from streams.app import app, settings
+from streams.deadletters import decode_events
+from streams.tables import store
+from streams.topics import send, topic
+
+log = logging.getLogger(__name__)
+PAGE_BATCH = 16
+episodes = app.Table("discovery-episodes", partitions=settings.topic_partitions,
+                     schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
+
+
+@cache
+def models() -> tuple[RLCrawler, SourcePageClassifier, str]:
+    agent = RLCrawler.load(settings.discovery_agent or DEFAULT_AGENT)
+    classifier = SourcePageClassifier.load(settings.source_classifier or DEFAULT_CLASSIFIER)
+    policy = f"rl η={agent.eta:.3f} on {len(agent.trained_on)} sites; classifier on {len(classifier.trained_on)}"
+    log.info("discovery: %s", policy)
+    return agent, classifier, policy
+
+
+def score_pages(pages: list[PageFetched]) -> tuple[list[list[Anchor]], list[float | None]]:
+    """Per page, its same-site anchors with the agent's scores, and the classifier's P(source) of a clicked page
+    that was read (None for a homepage or an unreadable page)."""
+    agent, classifier, _ = models()
+    readable = [page.ok and is_html(page) for page in pages]
+    scored = []
+    for page, read in zip(pages, readable):
+        anchors = [a for a in extract_anchors(page.body, page.final_url) if a.same_site] if read else []
+        candidates = [Candidate(a.url, a.text, a.tag_path, page.depth + 1, order) for order, a in enumerate(anchors)]
+        scored.append([Anchor(url=a.url, text=a.text, tag_path=a.tag_path, score=round(float(s), 4))
+                       for a, s in zip(anchors, agent.scores(candidates))])
+    clicked = [index for index, page in enumerate(pages) if readable[index] and page.depth > 0]
+    probabilities = classifier.predict([(pages[i].body, pages[i].final_url) for i in clicked])
+    source_scores: list[float | None] = [None] * len(pages)
+    for index, probability in zip(clicked, probabilities):
+        source_scores[index] = round(float(probability), 4)
+    return scored, source_scores
+
+
+@app.agent(topic("pages.fetched"))
+async def discover_sources(stream):
+    loop = asyncio.get_running_loop()
+    async for events in stream.take_events(PAGE_BATCH, within=0.1):
+        batch = [(event, page) for event in events for page in await decode_events("pages.fetched", [event])
+                 if page.reason == DISCOVER_REASON]
+        if not batch:
+            continue
+        pages = [page for _, page in batch]
+        scored, source_scores = await loop.run_in_executor(None, score_pages, pages)
+        agent, classifier, policy = models()
+        threshold = settings.source_threshold if settings.source_threshold is not None else classifier.threshold
+        for (event, page), anchors, source_score in zip(batch, scored, source_scores):
+            key = episode_key(page.crawl_id, page.site)
+            value = episodes.get(key)
+            episode = DiscoveryEpisode.model_validate(value) if value is not None else open_episode(page)
+            step = advance(episode, page, anchors, source_score, threshold, agent.eta, policy)
+            store(episodes, event, key, episode.model_dump(mode="json"))
+            await _send(page, anchors, step)
+            progress.of(page.crawl_id).pages_discovered += 1
+
+
+async def _send(page: PageFetched, anchors: list[Anchor], step) -> None:
+    crawl = progress.of(page.crawl_id)
+    if anchors:
+        await send("links.scored", LinksScored(
+            event_id=derived_event_id(page.event_id, "links"), site=page.site, page_url=page.url,
+            final_url=page.final_url, crawl_id=page.crawl_id, depth=page.depth, max_depth=page.max_depth,
+            max_pages=page.max_pages, policy="rl", anchors=anchors))
+    for request in (step.click, step.read_source):
+        if request is not None:
+            crawl.requests_sent += 1
+            await send("crawl.requests", request)
+    if step.found is not None:
+        metrics.count("sources_found", "discover")
+        await send("sources.found", step.found)
+    if step.ended is not None:
+        ended = step.ended
+        log.info("episode on %s ended (%s) after %d clicks: %s %s", ended.homepage, ended.end, ended.clicks,
+                 ended.found or "nothing found", ended.reason)
+        metrics.count("episodes", "discover", end=ended.end)
+        metrics.count("episode_clicks", "discover", ended.clicks, end=ended.end)
+        crawl.episodes_ended += 1
+        await send("discovery.episodes", ended)

@@ -1,0 +1,180 @@
+"""The RL crawler agent (Liao & Chang; DESIGN.md row 1): a policy network scores every anchor the agent could
+click, and learns by REINFORCE which ones lead to a site's event/news listing page.
+
+π(a) = sigmoid(MLP(Anchor-Net(a) ⊕ Tag-Net(a))):
+- Anchor-Net: the anchor's text embedded by a pretrained multilingual sentence encoder (cached: menus repeat
+  on every page of a site) → MLP. Our addition: the words of the link's URL path, embedded the same way,
+  beside the text (image links have no text, and paths like /events/ carry the same words).
+- Tag-Net: the bag of tags of the anchor's DOM tag path → BiLSTM over the page's anchors in document order,
+  so an anchor is read with its menu neighbours.
+The action set is the current page's anchors ∪ the frontier of anchors seen and not clicked, each scored in the
+context of the page it was last seen on. While training the agent explores ε-greedily and keeps the
+log-softmax of each click over its action set (for REINFORCE, Eq. 8/10); in use it clicks the best anchor, and
+stops when the best score is ≤ η, the adaptive stop threshold (Eq. 5), or at every step when η is None.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+import torch
+from torch import nn
+
+from models.discovery_policies import Candidate
+from models.model_files import ModelVersionError
+from models.text_encoders import TextEncoder, get_encoder
+
+FORMAT_VERSION = 1
+DEFAULT_AGENT = Path(__file__).with_name("discovery_default.pt")
+TAGS = ("html", "body", "div", "span", "a", "ul", "ol", "li", "nav", "header", "footer", "main", "section",
+        "article", "aside", "p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "tbody", "thead", "tr", "td", "th",
+        "form", "button", "strong", "em", "b", "i", "img", "figure", "dl", "dt", "dd", "center", "font",
+        "small", "label", "noscript", "menu", "details", "summary", "address", "time", "picture")
+_TAG_INDEX = {tag: index for index, tag in enumerate(TAGS)}
+_PATH_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class AgentShape:
+    text_dim: int
+    anchor_hidden: int = 128
+    tag_hidden: int = 64
+    joint_hidden: int = 64
+
+
+def tag_bag(tag_path: str) -> np.ndarray:
+    """How often each known tag (and, last, any other tag) occurs on the anchor's path from <html>."""
+    bag = np.zeros(len(TAGS) + 1, dtype=np.float32)
+    for tag in tag_path.split("/"):
+        bag[_TAG_INDEX.get(tag, len(TAGS))] += 1
+    return np.log1p(bag)
+
+
+def path_words(url: str) -> str:
+    return " ".join(_PATH_WORDS.findall(unquote(urlsplit(url).path).replace(".html", " ")))
+
+
+class PolicyNet(nn.Module):
+    def __init__(self, shape: AgentShape) -> None:
+        super().__init__()
+        self.shape = shape
+        self.anchor_net = nn.Sequential(nn.Linear(2 * shape.text_dim, shape.anchor_hidden), nn.ReLU())
+        self.tag_input = nn.Sequential(nn.Linear(len(TAGS) + 1, shape.tag_hidden), nn.ReLU())
+        self.tag_net = nn.LSTM(shape.tag_hidden, shape.tag_hidden, batch_first=True, bidirectional=True)
+        self.joint = nn.Sequential(nn.Linear(shape.anchor_hidden + 2 * shape.tag_hidden, shape.joint_hidden),
+                                   nn.ReLU(), nn.Linear(shape.joint_hidden, 1))
+
+    def forward(self, texts: torch.Tensor, bags: torch.Tensor) -> torch.Tensor:
+        """Logits of one page's anchors, in document order: texts (n, 2·text_dim), bags (n, tags + 1)."""
+        tags, _ = self.tag_net(self.tag_input(bags).unsqueeze(0))
+        return self.joint(torch.cat([self.anchor_net(texts), tags.squeeze(0)], dim=1)).squeeze(1)
+
+
+@dataclass
+class _Page:
+    urls: list[str]
+    texts: torch.Tensor
+    bags: torch.Tensor
+    logits: torch.Tensor | None = None
+
+
+@dataclass
+class Click:
+    """One click of a training episode: its log-probability over the action set and its logit."""
+    log_prob: torch.Tensor
+    logit: torch.Tensor
+
+
+@dataclass
+class RLCrawler:
+    net: PolicyNet
+    encoder: TextEncoder
+    # Eq. 5: stop when the best anchor's score is ≤ eta; None clicks until the budget is spent.
+    eta: float | None = None
+    epsilon: float = 0.0
+    learning: bool = False
+    trained_on: list[str] = field(default_factory=list)
+    name: str = "rl"
+
+    def __post_init__(self) -> None:
+        self.reset(0)
+
+    def reset(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.pages: list[_Page] = []
+        # url → (page, position) where the anchor was last seen
+        self.seen_at: dict[str, tuple[int, int]] = {}
+        self.clicks: list[Click] = []
+        self.best_scores: list[float] = []
+
+    def observe(self, clicked: Candidate | None, url: str, html: str) -> None:
+        pass
+
+    def _features(self, anchors: list[Candidate]) -> tuple[torch.Tensor, torch.Tensor]:
+        texts = np.concatenate([self.encoder.encode([a.text for a in anchors]),
+                                self.encoder.encode([path_words(a.url) for a in anchors])], axis=1)
+        return torch.from_numpy(texts), torch.from_numpy(np.stack([tag_bag(a.tag_path) for a in anchors]))
+
+    def _add_page(self, anchors: list[Candidate]) -> None:
+        self.pages.append(_Page([a.url for a in anchors], *self._features(anchors)))
+        for position, anchor in enumerate(anchors):
+            self.seen_at[anchor.url] = (len(self.pages) - 1, position)
+
+    def _logits(self, frontier: list[Candidate]) -> torch.Tensor:
+        for page in self.pages:
+            if page.logits is None:
+                # Within an episode the weights do not change: each page is read once (with its graph while
+                # learning, which the episode's clicks share).
+                with torch.set_grad_enabled(self.learning):
+                    page.logits = self.net(page.texts, page.bags)
+        return torch.stack([self.pages[page].logits[position]
+                            for page, position in (self.seen_at[c.url] for c in frontier)])
+
+    def choose(self, on_page: list[Candidate], frontier: list[Candidate]) -> Candidate | None:
+        if on_page:
+            self._add_page(on_page)
+        if not frontier:
+            return None
+        logits = self._logits(frontier)
+        best = int(torch.argmax(logits))
+        best_score = float(torch.sigmoid(logits[best].detach()))
+        self.best_scores.append(best_score)
+        if not self.learning and self.eta is not None and best_score <= self.eta:
+            return None
+        index = self.rng.randrange(len(frontier)) if self.learning and self.rng.random() < self.epsilon else best
+        if self.learning:
+            self.clicks.append(Click(torch.log_softmax(logits, dim=0)[index], logits[index]))
+        return frontier[index]
+
+    def scores(self, anchors: list[Candidate]) -> np.ndarray:
+        """π(a) for one page's anchors in document order (batched inference, no episode state)."""
+        if not anchors:
+            return np.zeros(0, dtype=np.float32)
+        with torch.inference_mode():
+            return torch.sigmoid(self.net(*self._features(anchors))).numpy()
+
+    def save(self, path: Path) -> None:
+        shape = self.net.shape
+        torch.save({"format_version": FORMAT_VERSION, "encoder": self.encoder.name, "eta": self.eta,
+                    "shape": [shape.text_dim, shape.anchor_hidden, shape.tag_hidden, shape.joint_hidden],
+                    "tags": list(TAGS), "trained_on": self.trained_on, "state": self.net.state_dict()}, path)
+
+    @classmethod
+    def load(cls, path: Path) -> RLCrawler:
+        saved = torch.load(path, weights_only=True)
+        if saved.get("format_version") != FORMAT_VERSION or saved.get("tags") != list(TAGS):
+            raise ModelVersionError(f"{path} is discovery agent format {saved.get('format_version')}; this code "
+                                    f"reads {FORMAT_VERSION}")
+        net = PolicyNet(AgentShape(*saved["shape"]))
+        net.load_state_dict(saved["state"])
+        return cls(net.eval(), get_encoder(saved["encoder"]), saved["eta"], trained_on=saved["trained_on"])
+
+
+def new_agent(encoder_name: str = "use") -> RLCrawler:
+    encoder = get_encoder(encoder_name)
+    return RLCrawler(PolicyNet(AgentShape(encoder.dim)), encoder)

@@ -1,0 +1,72 @@
+"""`sourcewatch discover` through the real broker: the shipped agent and classifier find a served site's event
+page, hand it on (sources.found, read as a listing, watched), and stop on a site without one; every episode
+with its end reason and cost in ClickHouse."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from infra.site_server import serving_sites
+from tests.conftest import cli_json, run_cli
+from tests.integration.test_discovery_eval import _site
+
+pytestmark = pytest.mark.kafka
+
+NAV = ('<nav><ul><li><a href="/">Home</a></li><li><a href="/about/">About us</a></li><li><a href="/team/">Our '
+       'team</a></li><li><a href="/events/">Events</a></li><li><a href="/contact/">Contact</a></li></ul></nav>')
+EVENTS = "".join(f'<li><a href="/events/meetup-{n}.html">Monthly meetup #{n}: talks and demos</a> '
+                 f'<span class="date">2026-{n:02d}-14</span> <p>Two talks, then pizza. All welcome.</p></li>'
+                 for n in range(1, 10))
+
+
+def _club_pages() -> dict[str, str]:
+    pages = {
+        "index.html": f"{NAV}<h1>Riverside Python Club</h1><p>We are a volunteer-run club of Python users.</p>",
+        "about/index.html": f"{NAV}<h1>About us</h1><p>Founded in 2012 by a few friends.</p>",
+        "team/index.html": f"{NAV}<h1>Our team</h1><ul><li>Ana, chair</li><li>Bo, treasurer</li></ul>",
+        "contact/index.html": f"{NAV}<h1>Contact</h1><p>Write to hello at the club.</p>",
+        "events/index.html": f"{NAV}<h1>Upcoming events</h1><ul class=\"events\">{EVENTS}</ul>",
+    }
+    pages |= {f"events/meetup-{n}.html": f"{NAV}<h1>Monthly meetup #{n}</h1><p>Talks.</p>" for n in range(1, 10)}
+    return pages
+
+
+def _sql(query: str, env: dict[str, str]) -> list[dict]:
+    result = run_cli(["sql", query, "--json"], env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_env, tmp_path):
+    club = _site(tmp_path, "club", _club_pages(), ["events/index.html"])
+    shop_nav = '<nav><a href="/">Home</a> <a href="/products/">Products</a> <a href="/cart/">Cart</a></nav>'
+    shop = _site(tmp_path, "shop", {"index.html": f"{shop_nav}<h1>Garden tools</h1>",
+                                    "products/index.html": f"{shop_nav}<p>Spades, rakes.</p>",
+                                    "cart/index.html": f"{shop_nav}<p>Your cart is empty.</p>"}, [])
+    with serving_sites([club, shop], env=pipeline_env) as homepages:
+        result = cli_json(["discover", homepages["club"], homepages["shop"], "--max-clicks", "3"], pipeline_env)
+
+    episodes = {episode["homepage"].rstrip("/"): episode for episode in result["episodes"]}
+    assert set(episodes) == {homepages["club"].rstrip("/"), homepages["shop"].rstrip("/")}
+    found = episodes[homepages["club"].rstrip("/")]
+    events_url = homepages["club"].rstrip("/") + "/events/"
+    assert found["end"] == "found" and found["found"] == [events_url] and 1 <= found["clicks"] <= 3
+    assert found["unit_cost"] == found["clicks"] and found["harvest_rate"] == pytest.approx(1 / found["clicks"])
+    none = episodes[homepages["shop"].rstrip("/")]
+    assert none["end"] in ("stop", "budget") and none["found"] == [] and none["clicks"] <= 3
+
+    # Handed on: in sources (from sources.found), read as a listing (its records), watched for revisits.
+    sources = _sql("SELECT url, kind, clicks FROM sources", pipeline_env)
+    assert sources == [{"url": events_url, "kind": "discovered", "clicks": found["clicks"]}]
+    records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{events_url}'", pipeline_env)
+    assert records[0]["n"] >= 5
+    assert result["records_read"] >= 5
+    # Every page of both episodes had its anchors scored by the agent; BFS planned nothing.
+    scored = _sql("SELECT policy, count() AS n, countIf(score IS NULL) AS unscored FROM links GROUP BY policy",
+                  pipeline_env)
+    assert [(row["policy"], row["unscored"]) for row in scored] == [("rl", 0)]
+    fetched = _sql("SELECT reason, count() AS n FROM fetches GROUP BY reason ORDER BY reason", pipeline_env)
+    assert {row["reason"]: row["n"] for row in fetched} == {
+        "discover": 2 + found["clicks"] + none["clicks"], "source": 1}

@@ -1,0 +1,74 @@
+"""The discovery stage's core: an episode advanced page by page, clicking the best anchor until it finds a
+source page, its best score falls to η, its budget is spent, or its homepage cannot be read."""
+
+from agents.discovery import advance, open_episode
+from schemas.crawl import FetchErrorKind, PageFetched
+from schemas.links import Anchor
+
+HOME = "http://e.org/"
+
+
+def page(url: str, depth: int, ok: bool = True, max_pages: int = 11) -> PageFetched:
+    return PageFetched(site="e.org", url=url, final_url=url, crawl_id="c", depth=depth, max_pages=max_pages,
+                       reason="discover", status=200 if ok else 0,
+                       error=FetchErrorKind.NONE if ok else FetchErrorKind.CONNECT)
+
+
+def anchors(**scores: float) -> list[Anchor]:
+    return [Anchor(url=f"http://e.org/{name}/", text=name, score=score) for name, score in scores.items()]
+
+
+def test_the_best_anchor_is_clicked_and_a_source_page_ends_the_episode_found():
+    home = page(HOME, 0)
+    episode = open_episode(home)
+    step = advance(episode, home, anchors(about=0.2, events=0.9, news=0.7), None, 0.5, 0.3, "rl")
+    assert step.click.url == "http://e.org/events/" and step.click.reason == "discover" and step.click.depth == 1
+    assert step.ended is None and episode.clicks == 1 and set(episode.frontier) == {"http://e.org/about/",
+                                                                                     "http://e.org/news/"}
+    # Not a source page: the next best anchor, from the frontier or the new page.
+    step = advance(episode, page("http://e.org/events/", 1), anchors(events=0.95, archive=0.4), 0.2, 0.5, 0.3, "rl")
+    assert step.click.url == "http://e.org/news/" and step.found is None
+    step = advance(episode, page("http://e.org/news/", 1), [], 0.8, 0.5, 0.3, "rl")
+    assert step.found.url == "http://e.org/news/" and step.found.clicks == 2 and step.click is None
+    assert step.read_source.reason == "source" and step.read_source.source_url == "http://e.org/news/"
+    assert (step.ended.end, step.ended.clicks, step.ended.found) == ("found", 2, ["http://e.org/news/"])
+    assert step.ended.unit_cost == 2.0 and step.ended.harvest_rate == 0.5
+    # A page arriving after the end (redelivered) changes nothing.
+    assert advance(episode, page("http://e.org/about/", 1), [], 0.9, 0.5, 0.3, "rl").ended is None
+
+
+def test_the_episode_stops_when_the_best_score_is_at_or_below_eta():
+    home = page(HOME, 0)
+    episode = open_episode(home)
+    step = advance(episode, home, anchors(about=0.2, contact=0.3), None, 0.5, 0.3, "rl")
+    assert step.click is None and step.ended.end == "stop" and step.ended.clicks == 0 and "η" in step.ended.reason
+
+
+def test_the_click_budget_ends_the_episode():
+    home = page(HOME, 0, max_pages=2)
+    episode = open_episode(home)
+    assert advance(episode, home, anchors(events=0.9, news=0.8), None, 0.5, 0.3, "rl").click is not None
+    step = advance(episode, page("http://e.org/events/", 1, max_pages=2), [], 0.1, 0.5, 0.3, "rl")
+    assert step.click is None and (step.ended.end, step.ended.clicks) == ("budget", 1)
+
+
+def test_an_unreadable_homepage_ends_with_error_and_an_unreadable_click_is_passed_over():
+    home = page(HOME, 0, ok=False)
+    step = advance(open_episode(home), home, [], None, 0.5, 0.3, "rl")
+    assert step.ended.end == "error" and "connect" in step.ended.reason
+
+    home = page(HOME, 0)
+    episode = open_episode(home)
+    advance(episode, home, anchors(events=0.9, news=0.8), None, 0.5, 0.3, "rl")
+    step = advance(episode, page("http://e.org/events/", 1, ok=False), [], None, 0.5, 0.3, "rl")
+    assert step.click.url == "http://e.org/news/" and step.ended is None
+
+
+def test_visited_pages_are_never_clicked_again():
+    home = page(HOME, 0)
+    episode = open_episode(home)
+    advance(episode, home, anchors(events=0.9), None, 0.5, None, "rl")
+    # The clicked page links back to the homepage and to itself: nothing left to click.
+    back = [Anchor(url=HOME, score=0.99), Anchor(url="http://e.org/events/", score=0.99)]
+    step = advance(episode, page("http://e.org/events/", 1), back, 0.1, 0.5, None, "rl")
+    assert step.click is None and step.ended.end == "stop" and step.ended.reason == "no link left"
