@@ -58,10 +58,10 @@ def score_pages(pages: list[PageFetched]) -> tuple[list[list[Anchor]], list[floa
                        for a, s in zip(anchors, agent.scores(candidates))])
     clicked = [index for index, page in enumerate(pages) if readable[index] and page.depth > 0]
     probabilities = classifier.predict([(pages[i].body, pages[i].final_url) for i in clicked])
-    source_scores: list[float | None] = [None] * len(pages)
+    page_probabilities: list[float | None] = [None] * len(pages)
     for index, probability in zip(clicked, probabilities):
-        source_scores[index] = round(float(probability), 4)
-    return scored, source_scores
+        page_probabilities[index] = round(float(probability), 4)
+    return scored, page_probabilities
 
 
 @app.agent(topic("pages.fetched"))
@@ -73,14 +73,14 @@ async def discover_sources(stream):
         if not batch:
             continue
         pages = [page for _, page in batch]
-        scored, source_scores = await loop.run_in_executor(None, score_pages, pages)
+        scored, page_probabilities = await loop.run_in_executor(None, score_pages, pages)
         agent, classifier, policy = models()
         threshold = settings.source_threshold if settings.source_threshold is not None else classifier.threshold
-        for (event, page), anchors, source_score in zip(batch, scored, source_scores):
+        for (event, page), anchors, page_probability in zip(batch, scored, page_probabilities):
             key = episode_key(page.crawl_id, page.site)
             value = episodes.get(key)
             episode = DiscoveryEpisode.model_validate(value) if value is not None else open_episode(page)
-            step = advance(episode, page, anchors, source_score, threshold, agent.eta, policy)
+            step = advance(episode, page, anchors, page_probability, threshold, agent.eta, policy)
             store(episodes, event, key, episode.model_dump(mode="json"))
             await _send(page, anchors, step)
             progress.of(page.crawl_id).pages_discovered += 1

@@ -2,7 +2,8 @@
 
 An episode (per crawl and site) keeps the frontier of same-site anchors seen and not clicked, each with the
 agent's score π(a), the URLs visited, its clicks and how it ended. A fetched page of the episode advances it:
-- a clicked page that the classifier judges a source page ends it, found (first hit): the page goes to
+- a clicked page judged a source page ends it, found (first hit): judged by the classifier's evidence with the
+  agent's score of the link clicked as the prior (models.source_classifier.with_click_prior). The page goes to
   sources.found and is requested again as a listing to read (reason "source": pagination, records, and from
   sources.found the revisit watch list);
 - otherwise the page's unvisited same-site anchors join the frontier with their scores, and the best one is
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from agents.links import canonical_url
+from models.source_classifier import with_click_prior
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.discovery import DISCOVER_REASON, EpisodeEnded
@@ -44,6 +46,8 @@ class DiscoveryEpisode(BaseModel):
     seen: int = 0
     end: str | None = None
     found: list[str] = Field(default_factory=list)
+    # The agent's score of the link clicked last: the prior that the page it leads to is a source page.
+    last_click_score: float = 0.5
 
 
 @dataclass
@@ -65,10 +69,10 @@ def open_episode(homepage: PageFetched) -> DiscoveryEpisode:
                             visited=list(dict.fromkeys([homepage.url, canonical_url(homepage.final_url)])))
 
 
-def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor], source_score: float | None,
+def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor], page_probability: float | None,
             source_threshold: float, eta: float | None, policy: str) -> Step:
     """One fetched page of the episode (read or not): what to send. `anchors` are the page's same-site anchors
-    with the agent's scores; `source_score` the classifier's P(source page) for a clicked page that was read."""
+    with the agent's scores; `page_probability` the classifier's P(source page) for a clicked page that was read."""
     step = Step()
     if episode.end is not None:
         return step
@@ -76,14 +80,17 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor],
         return _end(episode, page, "error", f"homepage unreadable: {page.error.value} {page.error_detail}".strip(),
                     policy, step)
     episode.visited.append(canonical_url(page.final_url))
-    if page.depth > 0 and source_score is not None and source_score >= source_threshold:
+    source_score = (with_click_prior(page_probability, episode.last_click_score)
+                    if page.depth > 0 and page_probability is not None else 0.0)
+    if source_score >= source_threshold:
         episode.found.append(page.final_url)
         step.found = SourceFound(event_id=derived_event_id(page.event_id, "source"), site=page.site,
                                  url=page.final_url, crawl_id=page.crawl_id, kind="discovered",
                                  score=source_score, clicks=episode.clicks)
+        # Read as a listing: its pagination followed, its records extracted; no breadth-first crawl from it.
         step.read_source = CrawlRequest(event_id=derived_event_id(page.event_id, "read"), site=page.site,
                                         url=page.final_url, crawl_id=page.crawl_id, depth=page.depth,
-                                        max_depth=page.max_depth, max_pages=page.max_pages, reason="source",
+                                        max_depth=page.depth, max_pages=page.max_pages, reason="source",
                                         source_url=page.final_url, referrer=page.url)
         return _end(episode, page, "found", "", policy, step)
     for anchor in anchors:
@@ -103,6 +110,7 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor],
     del episode.frontier[best.url]
     episode.visited.append(best.url)
     episode.clicks += 1
+    episode.last_click_score = best.score
     step.click = CrawlRequest(event_id=derived_event_id(page.event_id, "click", best.url), site=page.site,
                               url=best.url, crawl_id=page.crawl_id, depth=best.depth, max_depth=page.max_depth,
                               max_pages=page.max_pages, reason=DISCOVER_REASON, referrer=page.final_url)

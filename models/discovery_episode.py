@@ -25,6 +25,8 @@ class Episode:
     reached: list[str] = field(default_factory=list)
     # found, stop (the policy stopped), budget, error (the homepage could not be read)
     end: str = "budget"
+    # Ended found on a page judged a source page that is not one (judged episodes only).
+    false_find: bool = False
 
 
 async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: Fetch,
@@ -85,4 +87,5 @@ def figures(episodes: Sequence[Episode]) -> dict:
         "sites": len(episodes),
         "sites_with_source_pages": len(positive),
         "ends": {end: sum(1 for e in episodes if e.end == end) for end in ("found", "stop", "budget", "error")},
+        "false_finds": sum(1 for e in episodes if e.false_find),
     }

@@ -157,6 +157,16 @@ class SourcePageClassifier:
         return cls(mlp.eval(), get_encoder(saved["encoder"]), saved["threshold"], saved["trained_on"])
 
 
+def with_click_prior(page_probability: float, click_score: float) -> float:
+    """P(source page) of a page an agent clicked: the classifier, trained with both classes weighing the same,
+    gives the page's evidence as odds; the agent's score of the link it clicked, trained on whether a click
+    reaches a source page, gives the prior odds. Their product, as a probability (logits add)."""
+    eps = 1e-6
+    page, click = (min(max(p, eps), 1 - eps) for p in (page_probability, click_score))
+    logit = np.log(page / (1 - page)) + np.log(click / (1 - click))
+    return float(1 / (1 + np.exp(-logit)))
+
+
 def train_source_classifier(paths: Sequence[Path], encoder_name: str = "use") -> SourcePageClassifier:
     """The classifier trained on every labelled page of these sites."""
     pages = labelled_pages(paths)

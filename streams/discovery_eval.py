@@ -22,6 +22,9 @@ from models.discovery_policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery_qlearning import QLearningCrawler
 from models.discovery_rl import DEFAULT_AGENT, RLCrawler, new_agent
 from models.discovery_rl_training import PretrainConfig, greedy_episodes, pretrain
+from models.source_classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
+from models.text_encoders import get_encoder
+from streams.discovery_judged import FoldClassifiers, judged_episodes
 
 POLICIES = {"rl": RLCrawler, **BASELINES, "qlearning": QLearningCrawler}
 LEARNING = ("rl", "qlearning")
@@ -104,6 +107,12 @@ def _policy(name: str, model: Path | None) -> DiscoveryPolicy:
     return new_agent() if model is None else RLCrawler.load(model)
 
 
+def shipped_classifier() -> SourcePageClassifier:
+    from infra.settings import get_settings
+
+    return SourcePageClassifier.load(get_settings().source_classifier or DEFAULT_CLASSIFIER)
+
+
 def _fixed_steps(runs: list[tuple[Episode, list[float]]]) -> dict:
     """The agent clicking exactly k times (first-hit stopping, never stopping on its score), k = 1, 2, 3."""
     result = {}
@@ -118,10 +127,12 @@ async def _episodes(sites: list[LabelledSite], policies: list[str], max_steps: i
                     fold_seed: int, model: Path | None, config: PretrainConfig,
                     progress: Callable[[str], None] | None) -> dict:
     results: dict[str, dict] = {}
+    if "rl" in policies and folds:
+        classifiers = FoldClassifiers([site.folder.root.parent for site in sites], get_encoder("use"))
     async with served(sites) as (homepages, fetch):
         for name in policies:
             episodes: dict[str, Episode] = {}
-            details: dict[str, list] = {"learning_curve": [], "fixed_steps": [], "eta": []}
+            details: dict[str, list] = {"learning_curve": [], "fixed_steps": [], "eta": [], "judged": []}
             learning = name in LEARNING and bool(folds)
             for train, test in _folds(sites, folds, fold_seed) if learning else [([], sites)]:
                 # A new policy per fold: nothing learned on one fold's test sites reaches another's.
@@ -134,14 +145,19 @@ async def _episodes(sites: list[LabelledSite], policies: list[str], max_steps: i
                 if name == "rl":
                     details["fixed_steps"] += await greedy_episodes(policy, test, homepages, fetch, FIXED_STEPS)
                     details["eta"].append(policy.eta)
+                    classifier = classifiers.trained_on(train) if learning else shipped_classifier()
+                    details["judged"] += await judged_episodes(policy, classifier, test, homepages, fetch,
+                                                               max_steps)
                 for site in test:
                     episodes[site.name] = await run_episode(policy, site.name, homepages[site.name], fetch,
                                                             site.is_source, site.negative, max_steps,
                                                             seed=sites.index(site))
             results[name] = {"episodes": [episodes[site.name] for site in sites]}
             if name == "rl":
+                judged = {e.site: e for e in details["judged"]}
                 results[name] |= {"fixed_steps": _fixed_steps(details["fixed_steps"]), "eta": details["eta"],
-                                  "learning_curve": _mean_curve(details["learning_curve"])}
+                                  "learning_curve": _mean_curve(details["learning_curve"]),
+                                  "judged_by_classifier": figures([judged[site.name] for site in sites])}
             if progress:
                 progress(name)
     return results

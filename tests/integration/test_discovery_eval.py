@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from models.discovery_data import load_sites, normalized_path
@@ -86,7 +87,7 @@ def test_figures_pool_clicks_and_count_recall_per_site():
                 Episode("c", True, 1, [], "stop")]
     assert figures(episodes) | {"ends": None} == {
         "precision": 0.2, "recall": 0.5, "unit_cost": 5.0, "clicks_on_negative_sites": 1.0, "sites": 3,
-        "sites_with_source_pages": 2, "ends": None}
+        "sites_with_source_pages": 2, "ends": None, "false_finds": 0}
 
 
 def test_eval_discovery_on_the_real_sites(data_dir, tmp_path):
@@ -117,3 +118,53 @@ def test_eval_classifier_cross_validates_by_site_on_real_sites(data_dir):
         assert 0 <= figures["precision"] <= 1 and 0 <= figures["recall"] <= 1
     refused = run_cli(["eval", "classifier", "--sites", str(folders[0]), "--encoder", "none"], env)
     assert refused.returncode == 2 and "unknown text encoder" in refused.stderr
+
+
+def _clubs(root: Path, count: int) -> None:
+    """Small sites whose event page hides among other menu entries, in varied words and positions."""
+    words = ["Events", "What's on", "Veranstaltungen", "Agenda", "Upcoming meetups", "イベント"]
+    others = ["About", "Team", "Contact", "Sponsors", "Join", "Code of conduct"]
+    for n in range(count):
+        menu = others[: 2 + n % 4]
+        menu.insert(n % (len(menu) + 1), words[n % len(words)])
+        links = "".join(f'<li><a href="/{"ev" if word in words else word.lower().replace(" ", "-")}{n}/">{word}'
+                        f'</a></li>' for word in menu)
+        pages = {"index.html": f"<nav><ul>{links}</ul></nav><p>Welcome</p>"}
+        pages |= {f"{'ev' if word in words else word.lower().replace(' ', '-')}{n}/index.html": "<p>page</p>"
+                  for word in menu}
+        _site(root, f"club{n}", pages, [f"ev{n}/index.html"])
+
+
+def test_the_rl_agent_learns_to_click_the_event_link_and_saves_its_whole_recipe(tmp_path):
+    from models.discovery_rl import FORMAT_VERSION, RLCrawler
+    from models.model_files import ModelVersionError
+    from models.discovery_rl_training import PretrainConfig
+    from streams.discovery_eval import train_agent
+
+    _clubs(tmp_path / "sites", 12)
+    agent, history = train_agent([tmp_path / "sites"], PretrainConfig(epochs=12))
+    assert len(history) == 12 and history[0]["epsilon"] == 0.9 and history[-1]["epsilon"] == 0.4
+    # Learned: every training site's event page at the first click, which it could not do at first.
+    assert history[-1]["recall_at_clicks"][0] == 1.0 > history[0]["recall_at_clicks"][0]
+    assert 0 < agent.eta < 1 and len(agent.trained_on) == 12
+
+    agent.save(tmp_path / "agent.pt")
+    loaded = RLCrawler.load(tmp_path / "agent.pt")
+    anchors = [Candidate("http://x/about/", "About", "html/body/nav/ul/li/a", 1, 0),
+               Candidate("http://x/events/", "Events", "html/body/nav/ul/li/a", 1, 1)]
+    assert np.allclose(loaded.scores(anchors), agent.scores(anchors)) and loaded.eta == agent.eta
+    assert loaded.scores(anchors)[1] > loaded.scores(anchors)[0]
+
+    import torch
+
+    saved = torch.load(tmp_path / "agent.pt", weights_only=True)
+    torch.save(saved | {"format_version": FORMAT_VERSION + 1}, tmp_path / "newer.pt")
+    with pytest.raises(ModelVersionError, match="discovery agent format"):
+        RLCrawler.load(tmp_path / "newer.pt")
+
+    # Held out with this file, on sites it never saw: the CLI runs it with ε = 0 and stops on its threshold.
+    _clubs(tmp_path / "unseen", 4)
+    result = cli_json(["eval", "discovery", "--sites", str(tmp_path / "unseen"), "--policy", "rl", "--model",
+                       str(tmp_path / "agent.pt")], {"PATH": "/usr/bin:/bin"})
+    assert "held out" in result["protocol"] and result["rl"]["sites"] == 4
+    assert set(result["rl"]["fixed_steps"]) == {"1", "2", "3"}

@@ -63,10 +63,13 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
     records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{events_url}'", pipeline_env)
     assert records[0]["n"] >= 5
     assert result["records_read"] >= 5
-    # Every page of both episodes had its anchors scored by the agent; BFS planned nothing.
-    scored = _sql("SELECT policy, count() AS n, countIf(score IS NULL) AS unscored FROM links GROUP BY policy",
-                  pipeline_env)
-    assert [(row["policy"], row["unscored"]) for row in scored] == [("rl", 0)]
+    # Every page of both episodes had its anchors scored by the agent; the breadth-first frontier saw only the
+    # source page's links, and planned nothing from them (no fetch but the episodes' and the source page's).
+    scored = _sql("SELECT policy, uniqExact(page_url) AS pages, countIf(score IS NULL) AS unscored FROM links "
+                  "GROUP BY policy ORDER BY policy", pipeline_env)
+    assert [(row["policy"], row["pages"]) for row in scored] == [("bfs", 1),
+                                                                 ("rl", 2 + found["clicks"] + none["clicks"])]
+    assert scored[1]["unscored"] == 0
     fetched = _sql("SELECT reason, count() AS n FROM fetches GROUP BY reason ORDER BY reason", pipeline_env)
     assert {row["reason"]: row["n"] for row in fetched} == {
         "discover": 2 + found["clicks"] + none["clicks"], "source": 1}

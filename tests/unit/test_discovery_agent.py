@@ -1,7 +1,10 @@
 """The discovery stage's core: an episode advanced page by page, clicking the best anchor until it finds a
 source page, its best score falls to η, its budget is spent, or its homepage cannot be read."""
 
+import pytest
+
 from agents.discovery import advance, open_episode
+from models.source_classifier import with_click_prior
 from schemas.crawl import FetchErrorKind, PageFetched
 from schemas.links import Anchor
 
@@ -26,15 +29,24 @@ def test_the_best_anchor_is_clicked_and_a_source_page_ends_the_episode_found():
     assert step.ended is None and episode.clicks == 1 and set(episode.frontier) == {"http://e.org/about/",
                                                                                      "http://e.org/news/"}
     # Not a source page: the next best anchor, from the frontier or the new page.
-    step = advance(episode, page("http://e.org/events/", 1), anchors(events=0.95, archive=0.4), 0.2, 0.5, 0.3, "rl")
+    step = advance(episode, page("http://e.org/events/", 1), anchors(events=0.95, archive=0.4), 0.05, 0.5, 0.3, "rl")
     assert step.click.url == "http://e.org/news/" and step.found is None
     step = advance(episode, page("http://e.org/news/", 1), [], 0.8, 0.5, 0.3, "rl")
     assert step.found.url == "http://e.org/news/" and step.found.clicks == 2 and step.click is None
+    # The classifier's evidence with the clicked link's score as the prior.
+    assert step.found.score == with_click_prior(0.8, 0.7) > 0.8
     assert step.read_source.reason == "source" and step.read_source.source_url == "http://e.org/news/"
     assert (step.ended.end, step.ended.clicks, step.ended.found) == ("found", 2, ["http://e.org/news/"])
     assert step.ended.unit_cost == 2.0 and step.ended.harvest_rate == 0.5
     # A page arriving after the end (redelivered) changes nothing.
     assert advance(episode, page("http://e.org/about/", 1), [], 0.9, 0.5, 0.3, "rl").ended is None
+
+
+def test_the_click_prior_and_the_page_evidence_add_as_log_odds():
+    assert with_click_prior(0.5, 0.9) == pytest.approx(0.9)
+    assert with_click_prior(0.2, 0.8) == pytest.approx(0.5)
+    assert with_click_prior(0.25, 0.996) > 0.98 and with_click_prior(0.03, 0.5) == pytest.approx(0.03)
+    assert 0 < with_click_prior(0.0, 1.0) < 1
 
 
 def test_the_episode_stops_when_the_best_score_is_at_or_below_eta():
@@ -48,7 +60,7 @@ def test_the_click_budget_ends_the_episode():
     home = page(HOME, 0, max_pages=2)
     episode = open_episode(home)
     assert advance(episode, home, anchors(events=0.9, news=0.8), None, 0.5, 0.3, "rl").click is not None
-    step = advance(episode, page("http://e.org/events/", 1, max_pages=2), [], 0.1, 0.5, 0.3, "rl")
+    step = advance(episode, page("http://e.org/events/", 1, max_pages=2), [], 0.02, 0.5, 0.3, "rl")
     assert step.click is None and (step.ended.end, step.ended.clicks) == ("budget", 1)
 
 
@@ -70,5 +82,5 @@ def test_visited_pages_are_never_clicked_again():
     advance(episode, home, anchors(events=0.9), None, 0.5, None, "rl")
     # The clicked page links back to the homepage and to itself: nothing left to click.
     back = [Anchor(url=HOME, score=0.99), Anchor(url="http://e.org/events/", score=0.99)]
-    step = advance(episode, page("http://e.org/events/", 1), back, 0.1, 0.5, None, "rl")
+    step = advance(episode, page("http://e.org/events/", 1), back, 0.02, 0.5, None, "rl")
     assert step.click is None and step.ended.end == "stop" and step.ended.reason == "no link left"

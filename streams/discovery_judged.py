@@ -1,0 +1,64 @@
+"""The RL agent as the stream runs it: episodes that end where the classifier judges a page a source page
+(with the clicked link's score as the prior), not where the labels say one is. A judged page counts as reached
+only when the labels agree; `false_finds` counts episodes that ended on a page the labels say is not one.
+
+With cross-validation the classifier of each fold is trained on the fold's training sites (the pages are
+encoded once for all folds); held out, it is the shipped classifier or the one in settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from models.discovery_data import LabelledSite
+from models.discovery_episode import Episode, Fetch, run_episode
+from models.discovery_rl import RLCrawler
+from models.source_classifier import (SourcePageClassifier, labelled_pages, page_vectors, train_classifier,
+                                      with_click_prior)
+
+
+class FoldClassifiers:
+    """Source-page classifiers trained on a subset of the labelled sites' pages, encoded once."""
+
+    def __init__(self, paths: Sequence[Path], encoder) -> None:
+        self.pages = labelled_pages(paths)
+        self.encoder = encoder
+        self.vectors = page_vectors(self.pages, encoder)
+        self.labels = np.array([page.source for page in self.pages])
+
+    def trained_on(self, sites: Sequence[LabelledSite]) -> SourcePageClassifier:
+        names = {site.name for site in sites}
+        keep = np.array([page.site in names for page in self.pages])
+        return SourcePageClassifier(train_classifier(self.vectors[keep], self.labels[keep]), self.encoder,
+                                    trained_on=sorted(names))
+
+
+async def judged_episodes(agent: RLCrawler, classifier: SourcePageClassifier, sites: Sequence[LabelledSite],
+                          homepages: dict[str, str], fetch: Fetch, max_steps: int) -> list[Episode]:
+    html_of: dict[str, str] = {}
+
+    async def remembering(url: str) -> tuple[str, str]:
+        final_url, html = await fetch(url)
+        html_of[final_url] = html
+        return final_url, html
+
+    def judged_source(url: str) -> bool:
+        html = html_of.get(url, "")
+        if not html:
+            return False
+        # ε = 0: the agent's last choice was its best score, the link it clicked.
+        page = float(classifier.predict([(html, url)])[0])
+        return with_click_prior(page, agent.best_scores[-1]) >= classifier.threshold
+
+    episodes = []
+    for site in sites:
+        episode = await run_episode(agent, site.name, homepages[site.name], remembering, judged_source,
+                                    site.negative, max_steps)
+        true = [url for url in episode.reached if site.is_source(url)]
+        episode.false_find = bool(episode.reached) and not true
+        episode.reached = true
+        episodes.append(episode)
+    return episodes
