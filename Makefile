@@ -8,9 +8,9 @@ SOURCEWATCH_DATA ?= $(HOME_DIR)/data
 KAFKA_LIBS := $(HOME_DIR)/kafka-libs
 SHARED_DATA := ../shared/data
 
-.PHONY: setup test demo pagination-model kafka-start kafka-stop clean
+.PHONY: setup test demo pagination-model chromium kafka-start kafka-stop clean
 
-setup: $(VENV)/.installed $(KAFKA_LIBS)/.installed data
+setup: $(VENV)/.installed $(KAFKA_LIBS)/.installed chromium data
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ $(KAFKA_LIBS)/.installed: infra/kafka/pom.xml
 	mvn -q -B -f infra/kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
 	    -DoutputDirectory=$(abspath $(KAFKA_LIBS))
 	@touch $@
+
+# Headless Chromium from Debian: the discovery agent's training measures anchor boxes in it (inference never
+# renders). Installed as root, or through sudo.
+chromium:
+	@command -v chromium >/dev/null || { \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends chromium; }
 
 # The real evaluation data, when ../shared is beside the checkout (unpack.sh is idempotent).
 data:

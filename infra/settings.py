@@ -89,6 +89,8 @@ class Settings(BaseSettings):
     source_classifier: Path | None = None
     source_threshold: float | None = None
     discovery_max_clicks: int = 10
+    # Headless Chromium for the discovery agent's auxiliary task (training only).
+    chromium: Path = Path("/usr/bin/chromium")
 
     # Revisit scheduling. Empty revisit_model means the default model shipped in the package.
     revisit_model: Path | None = None

@@ -25,11 +25,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from models.anchor_boxes import AnchorBoxes
 from models.discovery_policies import Candidate
 from models.model_files import ModelVersionError
 from models.text_encoders import TextEncoder, get_encoder
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+BOX_TARGETS = 12
 DEFAULT_AGENT = Path(__file__).with_name("discovery_default.pt")
 TAGS = ("html", "body", "div", "span", "a", "ul", "ol", "li", "nav", "header", "footer", "main", "section",
         "article", "aside", "p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "tbody", "thead", "tr", "td", "th",
@@ -67,12 +69,19 @@ class PolicyNet(nn.Module):
         self.tag_input = nn.Sequential(nn.Linear(len(TAGS) + 1, shape.tag_hidden), nn.ReLU())
         self.tag_net = nn.LSTM(shape.tag_hidden, shape.tag_hidden, batch_first=True, bidirectional=True)
         self.joint = nn.Sequential(nn.Linear(shape.anchor_hidden + 2 * shape.tag_hidden, shape.joint_hidden),
-                                   nn.ReLU(), nn.Linear(shape.joint_hidden, 1))
+                                   nn.ReLU())
+        self.policy_head = nn.Linear(shape.joint_hidden, 1)
+        # The auxiliary task (training only): each anchor's box and its neighbours' from the same features.
+        self.box_head = nn.Linear(shape.joint_hidden, BOX_TARGETS)
+
+    def features(self, texts: torch.Tensor, bags: torch.Tensor) -> torch.Tensor:
+        """The joint features of one page's anchors, in document order: texts (n, 2·text_dim), bags (n, tags + 1)."""
+        tags, _ = self.tag_net(self.tag_input(bags).unsqueeze(0))
+        return self.joint(torch.cat([self.anchor_net(texts), tags.squeeze(0)], dim=1))
 
     def forward(self, texts: torch.Tensor, bags: torch.Tensor) -> torch.Tensor:
-        """Logits of one page's anchors, in document order: texts (n, 2·text_dim), bags (n, tags + 1)."""
-        tags, _ = self.tag_net(self.tag_input(bags).unsqueeze(0))
-        return self.joint(torch.cat([self.anchor_net(texts), tags.squeeze(0)], dim=1)).squeeze(1)
+        """Logits of one page's anchors."""
+        return self.policy_head(self.features(texts, bags)).squeeze(1)
 
 
 @dataclass
@@ -81,6 +90,9 @@ class _Page:
     texts: torch.Tensor
     bags: torch.Tensor
     logits: torch.Tensor | None = None
+    # While learning with the auxiliary task: the anchors' box targets and the net's prediction of them.
+    box_targets: torch.Tensor | None = None
+    boxes: torch.Tensor | None = None
 
 
 @dataclass
@@ -99,6 +111,8 @@ class RLCrawler:
     epsilon: float = 0.0
     learning: bool = False
     trained_on: list[str] = field(default_factory=list)
+    # Rendered anchor boxes of the training pages, for the auxiliary task (None: no auxiliary task).
+    anchor_boxes: AnchorBoxes | None = None
     name: str = "rl"
 
     def __post_init__(self) -> None:
@@ -111,9 +125,10 @@ class RLCrawler:
         self.seen_at: dict[str, tuple[int, int]] = {}
         self.clicks: list[Click] = []
         self.best_scores: list[float] = []
+        self.page_url = ""
 
     def observe(self, clicked: Candidate | None, url: str, html: str) -> None:
-        pass
+        self.page_url = url
 
     def _features(self, anchors: list[Candidate]) -> tuple[torch.Tensor, torch.Tensor]:
         texts = np.concatenate([self.encoder.encode([a.text for a in anchors]),
@@ -121,7 +136,11 @@ class RLCrawler:
         return torch.from_numpy(texts), torch.from_numpy(np.stack([tag_bag(a.tag_path) for a in anchors]))
 
     def _add_page(self, anchors: list[Candidate]) -> None:
-        self.pages.append(_Page([a.url for a in anchors], *self._features(anchors)))
+        page = _Page([a.url for a in anchors], *self._features(anchors))
+        if self.learning and self.anchor_boxes is not None:
+            targets = self.anchor_boxes.targets(self.page_url, page.urls)
+            page.box_targets = torch.from_numpy(targets) if targets is not None else None
+        self.pages.append(page)
         for position, anchor in enumerate(anchors):
             self.seen_at[anchor.url] = (len(self.pages) - 1, position)
 
@@ -131,7 +150,10 @@ class RLCrawler:
                 # Within an episode the weights do not change: each page is read once (with its graph while
                 # learning, which the episode's clicks share).
                 with torch.set_grad_enabled(self.learning):
-                    page.logits = self.net(page.texts, page.bags)
+                    features = self.net.features(page.texts, page.bags)
+                    page.logits = self.net.policy_head(features).squeeze(1)
+                    if page.box_targets is not None:
+                        page.boxes = self.net.box_head(features)
         return torch.stack([self.pages[page].logits[position]
                             for page, position in (self.seen_at[c.url] for c in frontier)])
 
@@ -150,6 +172,13 @@ class RLCrawler:
         if self.learning:
             self.clicks.append(Click(torch.log_softmax(logits, dim=0)[index], logits[index]))
         return frontier[index]
+
+    def box_loss(self) -> torch.Tensor | None:
+        """The auxiliary task's loss over this episode's rendered pages (mean squared error), if any."""
+        pages = [page for page in self.pages if page.boxes is not None]
+        if not pages:
+            return None
+        return torch.cat([(page.boxes - page.box_targets).pow(2).mean(dim=1) for page in pages]).mean()
 
     def scores(self, anchors: list[Candidate]) -> np.ndarray:
         """π(a) for one page's anchors in document order (batched inference, no episode state)."""

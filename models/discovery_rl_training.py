@@ -6,8 +6,11 @@ max(floor, −0.1 − ⌊epoch/2⌋·0.1) for any other (DESIGN.md writes the fl
 −0.1; it is a setting). REINFORCE (Eq. 8, 10): each click's log-softmax over its action set, weighted by the
 return from that click on. Our addition: the binary cross-entropy of each click's π(a) against whether it
 reached a source page — the softmax alone leaves the scores' level free, and the stop threshold compares
-levels. After training, η (Eq. 5) is the weighted mean of the agent's click scores in ε = 0 episodes on the
-training sites, clicks that reached a source page and clicks that did not weighing half each.
+levels. With the auxiliary task, the loss is α·Lc + (1−α)·La: Lc the above, La the mean squared error of
+the anchors' predicted boxes (theirs and their neighbours', models.anchor_boxes) on the episode's pages,
+which are rendered when first fetched. After training, η (Eq. 5) is the weighted mean of the agent's click
+scores in ε = 0 episodes on the training sites, clicks that reached a source page and clicks that did not
+weighing half each.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from models.anchor_boxes import AnchorBoxes
 from models.discovery_data import LabelledSite
 from models.discovery_episode import Episode, Fetch, run_episode
 from models.discovery_rl import RLCrawler
@@ -35,6 +39,9 @@ class PretrainConfig:
     epsilon_end: float = 0.1
     miss_floor: float = -0.1
     outcome_weight: float = 1.0
+    # The auxiliary box task and its weight: L = α·Lc + (1−α)·La.
+    auxiliary: bool = True
+    alpha: float = 0.5
     seed: int = 0
 
 
@@ -55,7 +62,8 @@ def _episode_loss(agent: RLCrawler, episode: Episode, epoch: int, config: Pretra
     for click, hit, ret in zip(agent.clicks, hits, returns):
         loss = loss - float(ret) * click.log_prob + config.outcome_weight * nn.functional.binary_cross_entropy_with_logits(
             click.logit, torch.tensor(float(hit)))
-    return loss
+    box_loss = agent.box_loss()
+    return loss if box_loss is None else config.alpha * loss + (1 - config.alpha) * box_loss
 
 
 async def greedy_episodes(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: dict[str, str],
@@ -91,9 +99,13 @@ def adaptive_threshold(runs: list[tuple[Episode, list[float]]]) -> float:
 
 async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: dict[str, str], fetch: Fetch,
                    config: PretrainConfig = PretrainConfig(), curve_sites: Sequence[LabelledSite] = (),
-                   progress: Callable[[int, dict], None] | None = None) -> list[dict]:
+                   progress: Callable[[int, dict], None] | None = None,
+                   anchor_boxes: AnchorBoxes | None = None) -> list[dict]:
     """Train the agent on the sites, then set its η; returns each epoch's learning-curve point (recall at 1, 2, 3
-    clicks with ε = 0 on `curve_sites`, or on the training sites when none are given)."""
+    clicks with ε = 0 on `curve_sites`, or on the training sites when none are given). With `anchor_boxes`
+    (and config.auxiliary) the auxiliary task trains too, on every page the episodes fetch."""
+    agent.anchor_boxes = anchor_boxes if config.auxiliary else None
+    training_fetch = _rendering(fetch, agent.anchor_boxes) if agent.anchor_boxes is not None else fetch
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     optimizer = torch.optim.Adam(agent.net.parameters(), lr=config.learning_rate)
@@ -107,8 +119,9 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
             loss = torch.zeros(())
             for site in batch:
                 agent.learning, agent.epsilon = True, epsilon_at(epoch, config)
-                episode = await run_episode(agent, site.name, homepages[site.name], fetch, site.is_source,
-                                            site.negative, config.max_steps, seed=rng.randrange(1 << 30))
+                episode = await run_episode(agent, site.name, homepages[site.name], training_fetch,
+                                            site.is_source, site.negative, config.max_steps,
+                                            seed=rng.randrange(1 << 30))
                 if agent.clicks:
                     loss = loss + _episode_loss(agent, episode, epoch, config)
             if loss.requires_grad:
@@ -125,6 +138,16 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
         if progress:
             progress(epoch + 1, point)
     agent.eta = adaptive_threshold(await greedy_episodes(agent, sites, homepages, fetch, config.max_steps))
-    agent.learning = False
+    agent.learning, agent.anchor_boxes = False, None
     agent.trained_on = sorted(site.name for site in sites)
     return history
+
+
+def _rendering(fetch: Fetch, anchor_boxes: AnchorBoxes) -> Fetch:
+    """A fetch that has each page's anchor boxes measured before the agent reads the page."""
+    async def fetch_and_render(url: str) -> tuple[str, str]:
+        final_url, html = await fetch(url)
+        await anchor_boxes.measure(final_url, html)
+        return final_url, html
+
+    return fetch_and_render

@@ -372,19 +372,20 @@ def cmd_train_revisit(args: argparse.Namespace) -> int:
 
 
 def cmd_train_discovery(args: argparse.Namespace) -> int:
+    from models.anchor_boxes import BrowserUnavailable
     from models.discovery_rl_training import PretrainConfig
     from streams.discovery_eval import NoSites, train_agent
 
     if not args.sites:
         print("error: train discovery needs --sites DIR…", file=sys.stderr)
         return 2
-    config = PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}))
+    config = PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}), auxiliary=not args.no_aux)
     try:
         with _progress_bar("training", config.epochs) as advance:
             agent, history = train_agent([Path(folder) for folder in args.sites], config,
                                          progress=lambda epoch, point: advance(
                                              f"recall at 1/2/3 clicks {point['recall_at_clicks']}"))
-    except (NoSites, FileNotFoundError) as error:
+    except (NoSites, FileNotFoundError, BrowserUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     agent.save(Path(args.out))
@@ -510,8 +511,9 @@ def cmd_eval_revisit(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_discovery(args: argparse.Namespace) -> int:
-    from models.model_files import ModelVersionError
+    from models.anchor_boxes import BrowserUnavailable
     from models.discovery_rl_training import PretrainConfig
+    from models.model_files import ModelVersionError
     from streams.discovery_eval import POLICIES, NoSites, evaluate_discovery
 
     if not args.sites:
@@ -524,11 +526,11 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        config = PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}))
+        config = PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}), auxiliary=not args.no_aux)
         result = evaluate_discovery([Path(folder) for folder in args.sites], policies, args.max_steps, args.folds,
                                     args.fold_seed, Path(args.model) if args.model else None, config,
                                     progress=lambda name: print(f"  {name} done", file=sys.stderr))
-    except (NoSites, FileNotFoundError, ModelVersionError) as error:
+    except (NoSites, FileNotFoundError, ModelVersionError, BrowserUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.plot and "rl" in result:
@@ -903,6 +905,8 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--tick", choices=["1h", "1d"], default="1h", help="revisit: tick length (default 1h)")
         command.add_argument("--sites", nargs="+", metavar="DIR",
                              help="discovery, classifier: labelled site folders or folders of them, e.g. <data>/sites")
+        command.add_argument("--no-aux", action="store_true",
+                             help="discovery: train the agent without the auxiliary box task (no Chromium needed)")
         if name == "train":
             command.add_argument("--out", required=True, help="model file to write")
             command.add_argument("--target", type=float, default=0.95,

@@ -16,6 +16,7 @@ import aiohttp
 
 from infra.site_server import SiteServer
 from agents.links import canonical_url, extract_anchors
+from models.anchor_boxes import AnchorBoxes
 from models.discovery_data import LabelledSite, load_sites
 from models.discovery_episode import Episode, Fetch, figures, run_episode
 from models.discovery_policies import BASELINES, Candidate, DiscoveryPolicy
@@ -107,6 +108,19 @@ def _policy(name: str, model: Path | None) -> DiscoveryPolicy:
     return new_agent() if model is None else RLCrawler.load(model)
 
 
+@asynccontextmanager
+async def _renderer(config: PretrainConfig, training: bool) -> AsyncIterator[AnchorBoxes | None]:
+    """Headless Chromium for the auxiliary task while an agent trains with it; None otherwise."""
+    if not (training and config.auxiliary):
+        yield None
+        return
+    from infra.settings import get_settings
+
+    settings = get_settings()
+    async with AnchorBoxes(settings.chromium, settings.home / "cache" / "anchor-boxes") as boxes:
+        yield boxes
+
+
 def shipped_classifier() -> SourcePageClassifier:
     from infra.settings import get_settings
 
@@ -129,7 +143,7 @@ async def _episodes(sites: list[LabelledSite], policies: list[str], max_steps: i
     results: dict[str, dict] = {}
     if "rl" in policies and folds:
         classifiers = FoldClassifiers([site.folder.root.parent for site in sites], get_encoder("use"))
-    async with served(sites) as (homepages, fetch):
+    async with served(sites) as (homepages, fetch), _renderer(config, "rl" in policies and bool(folds)) as boxes:
         for name in policies:
             episodes: dict[str, Episode] = {}
             details: dict[str, list] = {"learning_curve": [], "fixed_steps": [], "eta": [], "judged": []}
@@ -139,7 +153,7 @@ async def _episodes(sites: list[LabelledSite], policies: list[str], max_steps: i
                 policy = _policy(name, None if learning else model)
                 if learning and name == "rl":
                     details["learning_curve"].append(await pretrain(policy, train, homepages, fetch, config,
-                                                                    curve_sites=test))
+                                                                    curve_sites=test, anchor_boxes=boxes))
                 elif learning:
                     policy.fit(*await _training_data(train, homepages, fetch))
                 if name == "rl":
@@ -208,8 +222,8 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
 
     async def train() -> tuple[RLCrawler, list[dict]]:
         agent = new_agent()
-        async with served(sites) as (homepages, fetch):
-            history = await pretrain(agent, sites, homepages, fetch, config, progress=progress)
+        async with served(sites) as (homepages, fetch), _renderer(config, True) as boxes:
+            history = await pretrain(agent, sites, homepages, fetch, config, progress=progress, anchor_boxes=boxes)
         return agent, history
 
     return asyncio.run(train())
