@@ -51,7 +51,8 @@ class AnchorBoxes:
                                      "set SOURCEWATCH_CHROMIUM), or train without the auxiliary task (--no-aux)")
         self.executable = executable
         self.cache_dir = cache_dir
-        self.known: dict[str, PageBoxes] = {}
+        # URL → boxes; None for a page that could not be rendered (no targets: not zeros to learn from).
+        self.known: dict[str, PageBoxes | None] = {}
         self._playwright = self._browser = None
 
     async def __aenter__(self) -> AnchorBoxes:
@@ -76,11 +77,11 @@ class AnchorBoxes:
             self.known[url] = [tuple(box) for box in json.loads(cached.read_text())]
             return
         self.known[url] = boxes = await self._render(url)
-        if cached is not None:
+        if cached is not None and boxes is not None:
             cached.parent.mkdir(parents=True, exist_ok=True)
             cached.write_text(json.dumps(boxes))
 
-    async def _render(self, url: str) -> PageBoxes:
+    async def _render(self, url: str) -> PageBoxes | None:
         page = await self._browser.new_page(viewport=VIEWPORT)
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
         await page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(origin)
@@ -90,7 +91,7 @@ class AnchorBoxes:
             raw = await page.evaluate(_BOXES_JS)
         except Exception as error:  # noqa: BLE001 — Playwright raises its own error types; any failure: no boxes
             log.warning("could not render %s for anchor boxes: %s", url, error)
-            raw = []
+            return None
         finally:
             await page.close()
         width = VIEWPORT["width"]
@@ -101,7 +102,7 @@ class AnchorBoxes:
         """(n, 12) targets for a page's anchors as the agent sees them — each one's box and its neighbours' —
         or None when the page was not rendered."""
         boxes = self.known.get(page_url)
-        if boxes is None:
+        if not boxes:
             return None
         by_url: dict[str, list[tuple[float, ...]]] = {}
         for href, *box in boxes:

@@ -9,8 +9,10 @@ click, and learns by REINFORCE which ones lead to a site's event/news listing pa
   so an anchor is read with its menu neighbours.
 The action set is the current page's anchors ∪ the frontier of anchors seen and not clicked, each scored in the
 context of the page it was last seen on. While training the agent explores ε-greedily and keeps the
-log-softmax of each click over its action set (for REINFORCE, Eq. 8/10); in use it clicks the best anchor, and
-stops when the best score is ≤ η, the adaptive stop threshold (Eq. 5), or at every step when η is None.
+log-softmax of each click over its action set (for REINFORCE, Eq. 8/10), and — with the auxiliary task — its
+prediction of every anchor's box and its neighbours' from the same joint features (models.anchor_boxes); in
+use it clicks the best anchor, and stops when the best score is ≤ η, the adaptive stop threshold (Eq. 5); with
+η None it never stops on its score.
 """
 
 from __future__ import annotations
@@ -204,6 +206,8 @@ class RLCrawler:
         return cls(net.eval(), get_encoder(saved["encoder"]), saved["eta"], trained_on=saved["trained_on"])
 
 
-def new_agent(encoder_name: str = "use") -> RLCrawler:
+def new_agent(encoder_name: str = "use", seed: int = 0) -> RLCrawler:
+    """An untrained agent, its weights drawn from `seed`."""
     encoder = get_encoder(encoder_name)
+    torch.manual_seed(seed)
     return RLCrawler(PolicyNet(AgentShape(encoder.dim)), encoder)

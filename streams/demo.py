@@ -26,8 +26,8 @@ from streams.crawl import CrawlPlan, run_crawl
 
 # Per-site page budget of the BFS in the demo: enough to reach source pages 1–4 clicks deep.
 DEMO_MAX_PAGES = 300
-# Stages still to come; each later issue turns its entry into a figure.
-NOT_YET = ("source_pages_found",)
+# Click budget of each discovery episode in the demo: the simulated sources lie 1–4 clicks deep.
+DEMO_MAX_CLICKS = 10
 # Fixed intervals the model's revisits are compared with on the same ticks.
 REFERENCE_INTERVALS = (1, 2, 3)
 # Real seconds between reading the source pages and reading them again for new items (phase 3).
@@ -57,6 +57,41 @@ def evaluate_against_truth(truth: dict, fetched_urls: set[str], pages_fetched: i
         "harvest_rate": round(relevant / pages_fetched, 4) if pages_fetched else None,
         "unit_cost": round(pages_fetched / len(reached), 2) if reached else None,
     }
+
+
+def evaluate_discovery(truth: dict, episodes: list[dict], seconds: float) -> dict:
+    """Discovery episodes against the truth: a found page counts when it is one of its site's source pages
+    (first-hit episodes: one per site at most). Precision = true finds / clicks on sites with a source page,
+    recall = sites with one whose episode found one, unit cost = those clicks / true finds; clicks spent on
+    sites without one; false finds (pages judged source pages that are not)."""
+    by_homepage = {site["homepage"].rstrip("/"): {s["url"] for s in site["source_pages"]} for site in truth.values()}
+    positive = [e for e in episodes if by_homepage.get(e["homepage"].rstrip("/"))]
+    negative = [e for e in episodes if not by_homepage.get(e["homepage"].rstrip("/"))]
+    true_finds = sum(1 for e in positive for url in e["found"] if url in by_homepage[e["homepage"].rstrip("/")])
+    clicks = sum(e["clicks"] for e in positive)
+    return {
+        "episodes": len(episodes),
+        "source_pages_found": true_finds,
+        "false_finds": sum(1 for e in episodes for url in e["found"]
+                           if url not in by_homepage.get(e["homepage"].rstrip("/"), ())),
+        "precision": round(true_finds / clicks, 4) if clicks else None,
+        "recall": round(true_finds / len(positive), 4) if positive else None,
+        "unit_cost": round(clicks / true_finds, 4) if true_finds else None,
+        "clicks_on_negative_sites": round(sum(e["clicks"] for e in negative) / len(negative), 4)
+        if negative else None,
+        "ends": {end: sum(1 for e in episodes if e["end"] == end) for end in ("found", "stop", "budget", "error")},
+        "episodes_per_minute": round(len(episodes) / seconds * 60, 1) if seconds else None,
+    }
+
+
+def _discover_sources(homepages: list[str], plan: DemoPlan) -> dict:
+    """Phase 1b: one discovery episode per homepage through Kafka (`sourcewatch discover`, a child process:
+    phase 1's worker ran in this one). The pages it judges source pages go on to phase 2."""
+    try:
+        return run_to_completion(["discover", *homepages, "--max-clicks", str(DEMO_MAX_CLICKS), "--time-limit",
+                                  str(plan.duration)], timeout=plan.duration + 180)
+    except RuntimeError as error:
+        return {"error": str(error)}
 
 
 def evaluate_pagination(truth: dict, sources_read: list[str], listing_fetches: set[str], budget: int) -> dict:
@@ -227,20 +262,18 @@ def _in_list(urls: list[str]) -> str:
     return ", ".join(map(sql_string, urls))
 
 
-def _read_sources(control: str, fetched: set[str], plan: DemoPlan) -> dict:
-    """Phase 2: read the reached source pages — pagination followed and records extracted through Kafka (a
-    crawl of its own, in a child process: phase 1's worker ran in this one). Phase 3: read them again a
-    little later and score the new items the pipeline reports on changes.detected against the items
-published between the two fetches of each source page.
-
-    Until the source-page classifier exists, the reached source pages are picked with the simulated
-    web's truth (an oracle stand-in, reported as such); everything after the pick is the real pipeline."""
+def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
+    """Phase 2: read the source pages discovery found — pagination followed and records extracted through
+    Kafka (a crawl of its own, in a child process). Phase 3: read them again a little later and score the new
+    items the pipeline reports on changes.detected against the items published between the two fetches of
+    each source page. The figures are scored over the found pages that are source pages in the truth (the
+    false finds are counted by the discovery figures)."""
     from infra.settings import get_settings
 
     truth = _control(control + "/__truth__")
-    reached = [source["url"] for site in truth.values() for source in site["source_pages"]
-               if source["url"] in fetched]
-    selection = "oracle (simulated web truth) until the source-page classifier lands"
+    true_sources = {source["url"] for site in truth.values() for source in site["source_pages"]}
+    reached = [url for url in found if url in true_sources]
+    selection = "found by discovery (the RL agent and the classifier), scored over the true source pages"
     if not reached:
         return {"source_selection": selection, "sources_read": 0}
     read = ["crawl", "--sources", "--time-limit", str(plan.duration), "--seeds", *reached]
@@ -284,11 +317,18 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
             return {"sites": plan.sites, "error": f"the crawl stopped before its summary (exit {code}: interrupted "
                                                   "or failed); what it fetched is in ClickHouse"}
         fetched = _fetched_urls(crawl["crawl_id"])
-        reading = _read_sources(served["control"], fetched, plan)
+        discovery = _discover_sources(homepages, plan)
+        found = [url for episode in discovery.get("episodes", []) for url in episode["found"]]
+        reading = _read_sources(served["control"], found, plan)
     figures = evaluate_against_truth(truth, fetched, crawl["pages_fetched"])
+    discovered = (evaluate_discovery(truth, discovery["episodes"], discovery["seconds"])
+                  | {"crawl_id": discovery["crawl_id"], "pages_fetched": discovery["pages_fetched"]}
+                  if "episodes" in discovery else {"error": discovery.get("error", "no episodes")})
     records, new_items = reading.get("records", {}), reading.get("reread", {})
     revisits = (reading.get("revisits") or {}).get("against_truth", {}).get("model", {})
     _write_metrics({**{k: figures[k] for k in ("harvest_rate", "unit_cost", "source_pages_reached")},
+                    **{f"discovery_{k}": discovered.get(k) for k in ("precision", "recall", "unit_cost",
+                                                                     "source_pages_found", "false_finds")},
                     **{k: reading.get(k) for k in ("pagination_recall", "pagination_precision")},
                     **{k: records.get(k) for k in ("record_precision", "record_recall")},
                     **{k: new_items.get(k) for k in ("new_items_caught", "new_item_precision", "new_item_recall")},
@@ -302,7 +342,8 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
         "pages_per_s": crawl["pages_per_s"],
         "errors": crawl["errors"],
         "links_found": crawl["links_found"],
-        **{name: None for name in NOT_YET},
+        "source_pages_found": discovered.get("source_pages_found"),
+        "discovery": discovered,
         "records": records.get("records"),
         "new_items_caught": new_items.get("new_items_caught"),
         "revisits": (reading.get("revisits") or {}).get("revisits"),
@@ -333,6 +374,15 @@ def print_summary(summary: dict) -> None:
         f"  harvest rate         {metrics['harvest_rate']}",
         f"  unit cost            {metrics['unit_cost']} fetches per source page reached",
     ]
+    discovery = summary["discovery"]
+    if "error" in discovery:
+        lines.append(f"  discovery            failed: {discovery['error']}")
+    else:
+        lines.append(
+            f"  discovery            {discovery['source_pages_found']} source pages found in {discovery['episodes']} "
+            f"episodes (precision {discovery['precision']}, recall {discovery['recall']}, unit cost "
+            f"{discovery['unit_cost']}, {discovery['clicks_on_negative_sites']} clicks on sites without one, "
+            f"{discovery['false_finds']} false finds; {discovery['episodes_per_minute']} episodes/min)")
     reading = summary["reading"]
     if "error" in reading:
         lines.append(f"  pagination           reading the source pages failed: {reading['error']}")
@@ -353,7 +403,6 @@ def print_summary(summary: dict) -> None:
             f"{reread['new_item_precision']}, recall {reread['new_item_recall']} of the {reread['new_items_due']} "
             "published between the two reads)")
         lines.extend(_revisit_lines(reading.get("revisits")))
-    lines += [f"  {name.replace('_', ' '):<20} not yet available" for name in NOT_YET]
     lines.append(f"  crawl {summary['crawl_id']}: query it with `sourcewatch sql \"SELECT … FROM fetches\"`")
     print("\n".join(lines))
 

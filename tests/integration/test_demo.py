@@ -13,7 +13,13 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
     summary = cli_json(["demo", "--sites", "20", "--duration", "90", "--watch", "25"], pipeline_env, timeout=600)
     assert summary["sites"] == 20
     assert summary["pages_fetched"] > 100
-    assert summary["source_pages_found"] is None  # not built yet, so not faked
+    # Phase 1b: one discovery episode per site through Kafka, scored against the truth.
+    discovery = summary["discovery"]
+    assert discovery["episodes"] == 20 and sum(discovery["ends"].values()) == 20
+    assert summary["source_pages_found"] == discovery["source_pages_found"] >= 1
+    episodes = cli_json(["sql", "SELECT count() AS n, sum(clicks) AS clicks FROM discovery_episodes "
+                                f"WHERE crawl_id = '{discovery['crawl_id']}'"], pipeline_env)
+    assert episodes[0]["n"] == 20 and episodes[0]["clicks"] > 0
     assert 0 < summary["metrics"]["harvest_rate"] < 1
     assert summary["bfs_source_pages_reached"] > 0
     fetched = cli_json(["sql", f"SELECT count() AS n FROM fetches WHERE crawl_id = '{summary['crawl_id']}'"],
@@ -24,6 +30,8 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
         "harvest_rate": summary["metrics"]["harvest_rate"],
         "source_pages_reached": summary["bfs_source_pages_reached"],
         "unit_cost": summary["metrics"]["unit_cost"],
+        **{f"discovery_{name}": discovery[name] for name in ("precision", "recall", "unit_cost", "source_pages_found",
+                                                             "false_finds") if discovery[name] is not None},
         **{name: summary["reading"][name] for name in ("pagination_recall", "pagination_precision")},
         **{name: summary["reading"]["records"][name] for name in ("record_precision", "record_recall")},
         **{name: summary["reading"]["reread"][name] for name in ("new_items_caught", "new_item_precision",
@@ -33,7 +41,7 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
     }
     # Phase 2 read the reached source pages and followed their pagination through Kafka.
     reading = summary["reading"]
-    assert reading["sources_read"] == summary["bfs_source_pages_reached"]
+    assert reading["sources_read"] == summary["source_pages_found"]
     assert reading["pages_tagged"] >= reading["sources_read"] and reading["multipage_sources"] > 0
     assert reading["pagination_recall"] > 0.5
     # Every listing page fetched was tagged.
@@ -41,7 +49,8 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
                                 f"WHERE crawl_id = '{reading['crawl_id']}' AND status = 200"], pipeline_env)
     assert listings == [{"n": reading["pages_tagged"]}]
     streamed = cli_json(["sql", "SELECT sum(value) AS n FROM metrics WHERE name = 'pages_fetched'"], pipeline_env)
-    phases = summary["pages_fetched"] + reading["pages_fetched"] + reading["reread"]["pages_fetched"]
+    phases = (summary["pages_fetched"] + discovery["pages_fetched"] + reading["pages_fetched"]
+              + reading["reread"]["pages_fetched"])
     # Phase 4's revisits are fetches too (those asked for in its last moments may still wait in the topic).
     assert phases <= streamed[0]["n"] <= phases + reading["revisits"]["revisits"]
     # Their records reached ClickHouse, and reading them again reported items published in between.

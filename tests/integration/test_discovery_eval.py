@@ -149,8 +149,7 @@ def test_the_rl_agent_learns_to_click_the_event_link_and_saves_its_whole_recipe(
     # Learned: every training site's event page at the first click, which the same net untrained does not do.
     assert history[-1]["recall_at_clicks"][0] == 1.0
     assert 0 < agent.eta < 1 and len(agent.trained_on) == 12
-    torch.manual_seed(0)
-    new_agent().save(tmp_path / "untrained.pt")
+    new_agent(seed=0).save(tmp_path / "untrained.pt")
     untrained = cli_json(["eval", "discovery", "--sites", str(tmp_path / "sites"), "--policy", "rl", "--model",
                           str(tmp_path / "untrained.pt")], {"PATH": "/usr/bin:/bin"})
     assert untrained["rl"]["fixed_steps"]["1"]["recall"] < 0.6
