@@ -16,7 +16,7 @@ from functools import cache
 import faust
 
 from agents.discovery import DiscoveryEpisode, advance, episode_key, open_episode
-from agents.links import extract_anchors, is_html
+from agents.links import extract_anchors, is_html, navigation_links
 from models.discovery_policies import Candidate
 from models.discovery_rl import DEFAULT_AGENT, RLCrawler
 from models.source_classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
@@ -24,6 +24,7 @@ from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
 from schemas.discovery import DISCOVER_REASON
 from schemas.links import Anchor, LinksScored
+from schemas.sites import site_of
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events
@@ -46,16 +47,22 @@ def models() -> tuple[RLCrawler, SourcePageClassifier, str]:
 
 
 def score_pages(pages: list[PageFetched]) -> tuple[list[list[Anchor]], list[float | None]]:
-    """Per page, its same-site anchors with the agent's scores, and the classifier's P(source) of a clicked page
-    that was read (None for a homepage or an unreadable page)."""
+    """Per page, its same-site anchors (frames and iframes too) with the agent's scores, a meta refresh first,
+    and the classifier's P(source) of a clicked page that was read (None for a homepage or an unreadable
+    page)."""
     agent, classifier, _ = models()
     readable = [page.ok and is_html(page) for page in pages]
     scored = []
     for page, read in zip(pages, readable):
-        anchors = [a for a in extract_anchors(page.body, page.final_url) if a.same_site] if read else []
+        refresh, frames = navigation_links(page.body, page.final_url) if read else (None, [])
+        anchors = [a for a in extract_anchors(page.body, page.final_url) + frames if a.same_site] if read else []
         candidates = [Candidate(a.url, a.text, a.tag_path, page.depth + 1, order) for order, a in enumerate(anchors)]
-        scored.append([Anchor(url=a.url, text=a.text, tag_path=a.tag_path, score=round(float(s), 4))
-                       for a, s in zip(anchors, agent.scores(candidates))])
+        links = [Anchor(url=a.url, text=a.text, tag_path=a.tag_path, score=round(float(s), 4))
+                 for a, s in zip(anchors, agent.scores(candidates))]
+        if refresh is not None and site_of(refresh) == page.site:
+            # A meta refresh is the page's way on, as a redirect would be: clicked first, whatever its words.
+            links.insert(0, Anchor(url=refresh, text="(meta refresh)", tag_path="html/head/meta", score=1.0))
+        scored.append(links)
     clicked = [index for index, page in enumerate(pages) if readable[index] and page.depth > 0]
     probabilities = classifier.predict([(pages[i].body, pages[i].final_url) for i in clicked])
     page_probabilities: list[float | None] = [None] * len(pages)

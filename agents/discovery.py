@@ -25,6 +25,10 @@ from schemas.crawl import CrawlRequest, PageFetched
 from schemas.discovery import DISCOVER_REASON, EpisodeEnded
 from schemas.links import Anchor, SourceFound
 
+# The frontier kept per episode: the best-scored links (a page of thousands of links, a trap, would otherwise
+# fill the table's value).
+MAX_FRONTIER = 500
+
 
 class FrontierLink(BaseModel):
     url: str
@@ -100,6 +104,9 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor],
         episode.frontier[url] = FrontierLink(url=url, text=anchor.text, score=anchor.score or 0.0,
                                              depth=page.depth + 1, order=episode.seen)
         episode.seen += 1
+    if len(episode.frontier) > MAX_FRONTIER:
+        kept = sorted(episode.frontier.values(), key=lambda link: (-link.score, link.depth, link.order))
+        episode.frontier = {link.url: link for link in sorted(kept[:MAX_FRONTIER], key=lambda link: link.order)}
     best = max(episode.frontier.values(), key=lambda link: (link.score, -link.depth, -link.order), default=None)
     if best is None:
         return _end(episode, page, "stop", "no link left", policy, step)

@@ -107,6 +107,31 @@ def extract_anchors(html: str, page_url: str) -> list[Anchor]:
     return anchors
 
 
+def navigation_links(html: str, page_url: str) -> tuple[str | None, list[Anchor]]:
+    """What leads on from a page without <a> links: its meta refresh target, and its frames' and iframes'
+    sources as anchors (text: the frame's name or title), in document order."""
+    root = parse_html(html)
+    if root is None:
+        return None, []
+    base = _base_url(root, page_url)
+    refresh = None
+    for meta in root.iter("meta"):
+        if (meta.get("http-equiv") or "").lower() == "refresh":
+            target = (meta.get("content") or "").partition(";")[2].strip()
+            target = target.split("=", 1)[1].strip(" '\"") if target.lower().startswith("url") else target
+            refresh = resolve_href(base, target) if target else None
+            break
+    page_site = site_of(page_url)
+    paths: dict = {}
+    frames = []
+    for element in root.iter("frame", "iframe"):
+        url = resolve_href(base, (element.get("src") or "").strip())
+        if url is not None:
+            frames.append(Anchor(url=url, text=normalize_space(element.get("title") or element.get("name") or ""),
+                                 tag_path=tag_path(element, paths), same_site=site_of(url) == page_site))
+    return refresh, frames
+
+
 def is_html(page: PageFetched) -> bool:
     return page.content_type.split(";", 1)[0].strip().lower() in HTML_TYPES
 

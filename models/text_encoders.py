@@ -104,6 +104,9 @@ class CachedEncoder:
         self.dim = encoder.dim
         self._cache: dict[str, np.ndarray] = {}
 
+    def clear(self) -> None:
+        self._cache.clear()
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
         if missing:

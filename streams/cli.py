@@ -261,6 +261,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"batched inference, {result['decisions_per_s_stage']} decisions/s for the whole stage (batch "
             f"{result['batch']}, median of {result['runs']} hours; {result['included']})")
         return 0
+    if args.kind == "discovery":
+        from models.discovery_rl import DEFAULT_AGENT, RLCrawler
+        from models.model_files import ModelVersionError
+        from streams.bench_discovery import bench_discovery
+
+        try:
+            agent = RLCrawler.load(Path(args.model) if args.model else DEFAULT_AGENT)
+        except (FileNotFoundError, ModelVersionError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        folders = [Path(folder) for folder in args.data or [get_settings().data / "sites"]]
+        result = bench_discovery(agent, folders, runs=args.runs)
+        _print_json(result) if args.json else print(
+            f"{result['anchors']} anchors of {result['pages']} pages: {result['anchors_per_s_cold']} anchors/s with "
+            f"a cold text cache, {result['anchors_per_s_warm']} warm (median of {result['runs']})")
+        return 0
     if args.kind == "tag":
         from models.pagination_eval import tagging_throughput
         from models.pagination_tagger import load_tagger
@@ -371,15 +387,20 @@ def cmd_train_revisit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pretrain_config(args: argparse.Namespace):
+    from models.discovery_rl_training import PretrainConfig
+
+    return PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}), auxiliary=not args.no_aux)
+
+
 def cmd_train_discovery(args: argparse.Namespace) -> int:
     from models.anchor_boxes import BrowserUnavailable
-    from models.discovery_rl_training import PretrainConfig
     from streams.discovery_eval import NoSites, train_agent
 
     if not args.sites:
         print("error: train discovery needs --sites DIR…", file=sys.stderr)
         return 2
-    config = PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}), auxiliary=not args.no_aux)
+    config = _pretrain_config(args)
     try:
         with _progress_bar("training", config.epochs) as advance:
             agent, history = train_agent([Path(folder) for folder in args.sites], config,
@@ -512,7 +533,6 @@ def cmd_eval_revisit(args: argparse.Namespace) -> int:
 
 def cmd_eval_discovery(args: argparse.Namespace) -> int:
     from models.anchor_boxes import BrowserUnavailable
-    from models.discovery_rl_training import PretrainConfig
     from models.model_files import ModelVersionError
     from streams.discovery_eval import POLICIES, NoSites, evaluate_discovery
 
@@ -526,7 +546,7 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        config = PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}), auxiliary=not args.no_aux)
+        config = _pretrain_config(args)
         result = evaluate_discovery([Path(folder) for folder in args.sites], policies, args.max_steps, args.folds,
                                     args.fold_seed, Path(args.model) if args.model else None, config,
                                     progress=lambda name: print(f"  {name} done", file=sys.stderr))
@@ -605,7 +625,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.task == "records":
         return cmd_eval_records(args)
     from models.pagination_eval import cross_validate, evaluate_held_out, zero_shot
-    from models.pagination_tagger import ModelVersionError, load_tagger, training_data
+    from models.model_files import ModelVersionError
+    from models.pagination_tagger import load_tagger, training_data
 
     pages = _pagination_pages(args.data, args.language)
     baseline = args.baseline == "autopager"
@@ -651,7 +672,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
-    from models.pagination_tagger import ModelVersionError
+    from models.model_files import ModelVersionError
     from streams.tag import TagInputError, tag_target
 
     try:
@@ -859,11 +880,15 @@ def build_parser() -> argparse.ArgumentParser:
     simweb.set_defaults(func=cmd_simweb)
 
     bench = commands.add_parser("bench", help="benchmarks: `bench crawl` compares the pipeline with Scrapy")
-    bench.add_argument("kind", choices=["crawl", "fetch-parse", "scrapy", "tag", "revisit"],
+    bench.add_argument("kind", choices=["crawl", "fetch-parse", "scrapy", "tag", "revisit", "discovery"],
                        help="crawl: the side-by-side table; fetch-parse / scrapy: one run of that crawler alone; "
-                            "tag: pagination tagging throughput; revisit: the revisit stage's cost per hour")
-    bench.add_argument("--data", nargs="+", metavar="DIR", help="pagination data to tag (tag; default <data>/pagination/prnsm)")
-    bench.add_argument("--model", help="pagination model (tag) or revisit model (revisit); default: the shipped one")
+                            "tag: pagination tagging throughput; revisit: the revisit stage's cost per hour; "
+                            "discovery: anchors scored per second by the discovery agent, cold and warm cache")
+    bench.add_argument("--data", nargs="+", metavar="DIR",
+                       help="pagination data to tag (tag; default <data>/pagination/prnsm); site folders "
+                            "(discovery; default <data>/sites)")
+    bench.add_argument("--model", help="pagination model (tag), revisit model (revisit) or discovery agent "
+                                       "(discovery); default: the shipped one")
     bench.add_argument("--sources", type=int, default=100_000, help="watched source pages (revisit; default 100000)")
     bench.add_argument("--batch", type=int, default=1024, help="ticks per inference batch (revisit; default 1024)")
     bench.add_argument("--through-kafka", action="store_true",

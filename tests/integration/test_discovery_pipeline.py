@@ -45,11 +45,21 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
     shop = _site(tmp_path, "shop", {"index.html": f"{shop_nav}<h1>Garden tools</h1>",
                                     "products/index.html": f"{shop_nav}<p>Spades, rakes.</p>",
                                     "cart/index.html": f"{shop_nav}<p>Your cart is empty.</p>"}, [])
-    with serving_sites([club, shop], env=pipeline_env) as homepages:
-        result = cli_json(["discover", homepages["club"], homepages["shop"], "--max-clicks", "3"], pipeline_env)
+    # Bad input: a JavaScript shell (no links to read), and a homepage that only refreshes to the real one.
+    shell = _site(tmp_path, "shell", {"index.html": "<script>document.write('<a href=/events/>x</a>')</script>"}, [])
+    moved = _site(tmp_path, "moved", {"index.html": '<meta http-equiv="refresh" content="0; url=/home/">',
+                                      **{f"home/{path}" if path == "index.html" else path: body
+                                         for path, body in _club_pages().items()}}, ["events/index.html"])
+    with serving_sites([club, shop, shell, moved], env=pipeline_env) as homepages:
+        result = cli_json(["discover", *homepages.values(), "--max-clicks", "3"], pipeline_env)
 
     episodes = {episode["homepage"].rstrip("/"): episode for episode in result["episodes"]}
-    assert set(episodes) == {homepages["club"].rstrip("/"), homepages["shop"].rstrip("/")}
+    assert set(episodes) == {url.rstrip("/") for url in homepages.values()}
+    assert (episodes[homepages["shell"].rstrip("/")]["end"], episodes[homepages["shell"].rstrip("/")]["reason"]) == (
+        "stop", "no link left")
+    refreshed = episodes[homepages["moved"].rstrip("/")]
+    assert refreshed["end"] == "found" and refreshed["clicks"] == 2
+    assert refreshed["found"] == [homepages["moved"].rstrip("/") + "/events/"]
     found = episodes[homepages["club"].rstrip("/")]
     events_url = homepages["club"].rstrip("/") + "/events/"
     assert found["end"] == "found" and found["found"] == [events_url] and 1 <= found["clicks"] <= 3
@@ -58,8 +68,9 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
     assert none["end"] in ("stop", "budget") and none["found"] == [] and none["clicks"] <= 3
 
     # Handed on: in sources (from sources.found), read as a listing (its records), watched for revisits.
-    sources = _sql("SELECT url, kind, clicks FROM sources", pipeline_env)
-    assert sources == [{"url": events_url, "kind": "discovered", "clicks": found["clicks"]}]
+    sources = _sql("SELECT url, kind, clicks FROM sources ORDER BY clicks", pipeline_env)
+    assert sources == [{"url": events_url, "kind": "discovered", "clicks": found["clicks"]},
+                       {"url": refreshed["found"][0], "kind": "discovered", "clicks": 2}]
     records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{events_url}'", pipeline_env)
     assert records[0]["n"] >= 5
     assert result["records_read"] >= 5
@@ -67,9 +78,10 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
     # source page's links, and planned nothing from them (no fetch but the episodes' and the source page's).
     scored = _sql("SELECT policy, uniqExact(page_url) AS pages, countIf(score IS NULL) AS unscored FROM links "
                   "GROUP BY policy ORDER BY policy", pipeline_env)
-    assert [(row["policy"], row["pages"]) for row in scored] == [("bfs", 1),
-                                                                 ("rl", 2 + found["clicks"] + none["clicks"])]
+    # (The shell has no links; the moved site's homepage, refresh page and events page have theirs.)
+    assert [(row["policy"], row["pages"]) for row in scored] == [("bfs", 2),
+                                                                 ("rl", 2 + found["clicks"] + none["clicks"] + 3)]
     assert scored[1]["unscored"] == 0
     fetched = _sql("SELECT reason, count() AS n FROM fetches GROUP BY reason ORDER BY reason", pipeline_env)
     assert {row["reason"]: row["n"] for row in fetched} == {
-        "discover": 2 + found["clicks"] + none["clicks"], "source": 1}
+        "discover": 4 + found["clicks"] + none["clicks"] + refreshed["clicks"], "source": 2}

@@ -84,3 +84,25 @@ def test_visited_pages_are_never_clicked_again():
     back = [Anchor(url=HOME, score=0.99), Anchor(url="http://e.org/events/", score=0.99)]
     step = advance(episode, page("http://e.org/events/", 1), back, 0.02, 0.5, None, "rl")
     assert step.click is None and step.ended.end == "stop" and step.ended.reason == "no link left"
+
+
+def test_a_page_of_thousands_of_links_keeps_only_the_best_in_the_frontier():
+    from agents.discovery import MAX_FRONTIER
+
+    home = page(HOME, 0)
+    episode = open_episode(home)
+    many = [Anchor(url=f"http://e.org/p{n}/", score=n / 3000) for n in range(3000)]
+    step = advance(episode, home, many, None, 0.5, 0.1, "rl")
+    assert step.click.url == "http://e.org/p2999/"
+    assert len(episode.frontier) == MAX_FRONTIER - 1 and min(l.score for l in episode.frontier.values()) > 0.8
+
+
+def test_frames_and_meta_refresh_are_ways_on():
+    from agents.links import navigation_links
+
+    refresh, frames = navigation_links('<meta http-equiv="Refresh" content="0; url=\'/home/\'">', "http://e.org/")
+    assert refresh == "http://e.org/home/" and frames == []
+    refresh, frames = navigation_links('<frameset><frame src="nav.html" name="menu"><frame src="http://x.org/">'
+                                       '</frameset>', "http://e.org/a/")
+    assert refresh is None and [(f.url, f.text, f.same_site) for f in frames] == [
+        ("http://e.org/a/nav.html", "menu", True), ("http://x.org/", "", False)]

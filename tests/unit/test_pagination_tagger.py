@@ -6,7 +6,8 @@ import torch
 from models.pagination_data import LabelledPage
 from models.pagination_features import page_features
 from models.dom import parse_html
-from models.pagination_tagger import ModelVersionError, PaginationTagger, train
+from models.model_files import ModelVersionError
+from models.pagination_tagger import PaginationTagger, train
 
 
 def _page(n: int, pages: int) -> LabelledPage:
