@@ -536,8 +536,8 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
     from models.model_files import ModelVersionError
     from streams.discovery_eval import POLICIES, NoSites, evaluate_discovery
 
-    if not args.sites:
-        print("error: eval discovery needs --sites DIR…", file=sys.stderr)
+    if not args.sites and not args.simweb:
+        print("error: eval discovery needs --sites DIR… or --simweb N", file=sys.stderr)
         return 2
     policies = args.policy or list(POLICIES)
     unknown = [name for name in policies if name not in POLICIES]
@@ -547,9 +547,10 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
         return 2
     try:
         config = _pretrain_config(args)
-        result = evaluate_discovery([Path(folder) for folder in args.sites], policies, args.max_steps, args.folds,
-                                    args.fold_seed, Path(args.model) if args.model else None, config,
-                                    progress=lambda name: print(f"  {name} done", file=sys.stderr))
+        result = evaluate_discovery([Path(folder) for folder in args.sites or []], policies, args.max_steps,
+                                    args.folds, args.fold_seed, Path(args.model) if args.model else None, config,
+                                    progress=lambda name: print(f"  {name} done", file=sys.stderr),
+                                    simweb=(args.simweb, args.simweb_seed) if args.simweb else None)
     except (NoSites, FileNotFoundError, ModelVersionError, BrowserUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -930,6 +931,11 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--tick", choices=["1h", "1d"], default="1h", help="revisit: tick length (default 1h)")
         command.add_argument("--sites", nargs="+", metavar="DIR",
                              help="discovery, classifier: labelled site folders or folders of them, e.g. <data>/sites")
+        if name == "eval":
+            command.add_argument("--simweb", type=int, metavar="N",
+                                 help="discovery: evaluate on N sites of the simulated web instead (held out)")
+            command.add_argument("--simweb-seed", type=int, default=7,
+                                 help="discovery: the simulated web's seed (default 7; the demo uses 1)")
         command.add_argument("--no-aux", action="store_true",
                              help="discovery: train the agent without the auxiliary box task (no Chromium needed)")
         if name == "train":

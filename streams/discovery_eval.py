@@ -10,6 +10,7 @@ import asyncio
 import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
@@ -77,18 +78,58 @@ async def served(sites: list[LabelledSite]) -> AsyncIterator[tuple[dict[str, str
     """The sites served on loopback: their homepages and a fetch that reads each URL once (they are static)."""
     server = SiteServer([site.folder for site in sites])
     homepages = await server.start()
-    timeout = aiohttp.ClientTimeout(total=FETCH_TIMEOUT_SECONDS)
-    pages: dict[str, tuple[str, str]] = {}
     try:
-        async with aiohttp.ClientSession(timeout=timeout) as session:
-            async def fetch(url: str) -> tuple[str, str]:
-                if url not in pages:
-                    pages[url] = await _fetch(session, url)
-                return pages[url]
-
+        async with _reading_once() as fetch:
             yield homepages, fetch
     finally:
         await server.stop()
+
+
+@dataclass(frozen=True)
+class SimulatedSite:
+    """A site of the simulated web, labelled by its truth."""
+
+    name: str
+    source_urls: frozenset[str]
+
+    @property
+    def negative(self) -> bool:
+        return not self.source_urls
+
+    def is_source(self, url: str) -> bool:
+        return canonical_url(url) in self.source_urls
+
+
+@asynccontextmanager
+async def simulated_web(count: int, seed: int) -> AsyncIterator[tuple[list[SimulatedSite], dict[str, str], Fetch]]:
+    """The simulated web served in this process: its sites labelled by the truth, homepages, and a fetch. Its
+    clock runs, so a list may gain items while an evaluation reads it; which page is a source page does not
+    change."""
+    from infra.simweb.server import SimWeb
+
+    web = SimWeb(count, seed)
+    homepages = await web.start()
+    try:
+        sites = [SimulatedSite(site.spec.name, frozenset(canonical_url(source["url"])
+                                                         for source in site.truth(site.origin)["source_pages"]))
+                 for site in web.sites]
+        async with _reading_once() as fetch:
+            yield sites, homepages, fetch
+    finally:
+        await web.stop()
+
+
+@asynccontextmanager
+async def _reading_once() -> AsyncIterator[Fetch]:
+    timeout = aiohttp.ClientTimeout(total=FETCH_TIMEOUT_SECONDS)
+    pages: dict[str, tuple[str, str]] = {}
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        async def fetch(url: str) -> tuple[str, str]:
+            if url not in pages:
+                pages[url] = await _fetch(session, url)
+            return pages[url]
+
+        yield fetch
 
 
 async def _fetch(session: aiohttp.ClientSession, url: str) -> tuple[str, str]:
@@ -137,13 +178,13 @@ def _fixed_steps(runs: list[tuple[Episode, list[float]]]) -> dict:
     return result
 
 
-async def _episodes(sites: list[LabelledSite], policies: list[str], max_steps: int, folds: int | None,
-                    fold_seed: int, model: Path | None, config: PretrainConfig,
+async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, policies: list[str], max_steps: int,
+                    folds: int | None, fold_seed: int, model: Path | None, config: PretrainConfig,
                     progress: Callable[[str], None] | None) -> dict:
     results: dict[str, dict] = {}
     if "rl" in policies and folds:
         classifiers = FoldClassifiers([site.folder.root.parent for site in sites], get_encoder("use"))
-    async with served(sites) as (homepages, fetch), _renderer(config, "rl" in policies and bool(folds)) as boxes:
+    async with _renderer(config, "rl" in policies and bool(folds)) as boxes:
         for name in policies:
             episodes: dict[str, Episode] = {}
             details: dict[str, list] = {"learning_curve": [], "fixed_steps": [], "eta": [], "judged": []}
@@ -187,19 +228,34 @@ def _mean_curve(histories: list[list[dict]]) -> list[dict]:
 
 def evaluate_discovery(paths: list[Path], policies: list[str], max_steps: int = 10, folds: int | None = None,
                        fold_seed: int = 0, model: Path | None = None, config: PretrainConfig = PretrainConfig(),
-                       progress: Callable[[str], None] | None = None) -> dict:
+                       progress: Callable[[str], None] | None = None,
+                       simweb: tuple[int, int] | None = None) -> dict:
     """Each policy's figures over one episode per site. With `folds` a learning policy is trained on the other
     folds' sites (site-grouped cross-validation). Without, the RL agent is the shipped one (or `model`), held
-    out, and the Q-learning crawler runs untrained (learning online only)."""
-    sites = load_sites(paths)
-    if not sites:
-        raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
+    out, and the Q-learning crawler runs untrained (learning online only). `simweb` (sites, seed) evaluates
+    on the simulated web instead of site folders, held out only."""
+    if simweb and folds:
+        raise NoSites("the simulated web is for held-out evaluation: no --folds with --simweb")
     if "rl" in policies and not folds:
         model = model or DEFAULT_AGENT
         if not model.is_file():
             raise FileNotFoundError(f"no discovery agent at {model}: train one with `sourcewatch train discovery`")
-    results = asyncio.run(_episodes(sites, policies, max_steps, folds, fold_seed, model, config, progress))
+
+    async def run() -> dict:
+        if simweb:
+            async with simulated_web(*simweb) as (sites, homepages, fetch):
+                return await _episodes(sites, homepages, fetch, policies, max_steps, folds, fold_seed,
+                                              model, config, progress)
+        sites = load_sites(paths)
+        if not sites:
+            raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
+        async with served(sites) as (homepages, fetch):
+            return await _episodes(sites, homepages, fetch, policies, max_steps, folds, fold_seed, model, config,
+                                   progress)
+
+    results = asyncio.run(run())
     protocol = "first-hit stopping, ε = 0; " + (
+        f"the simulated web ({simweb[0]} sites, seed {simweb[1]}); " if simweb else "") + (
         f"learning policies: site-grouped {folds}-fold cross-validation" if folds else
         f"rl: {model} held out; qlearning untrained (online learning only)" if "rl" in policies else
         "qlearning untrained (online learning only)")

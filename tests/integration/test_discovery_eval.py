@@ -204,3 +204,15 @@ def test_anchor_boxes_are_measured_in_chromium_once_and_aligned_with_the_agents_
     # Read back from the disk cache (another port, the same page): the same boxes.
     again, cached = asyncio.run(measure(tmp_path / "cache"))
     assert cached == 1 and np.allclose(again, targets)
+
+
+def test_eval_discovery_on_the_simulated_web_labels_its_sites_by_the_truth():
+    result = cli_json(["eval", "discovery", "--simweb", "8", "--simweb-seed", "3", "--policy", "keyword", "bfs"],
+                      {"PATH": "/usr/bin:/bin"})
+    assert "simulated web (8 sites, seed 3)" in result["protocol"]
+    bfs, keyword = result["bfs"], result["keyword"]
+    assert bfs["sites"] == keyword["sites"] == 8 and bfs["sites_with_source_pages"] >= 5
+    # BFS clicks its way to most source pages within 10 clicks; the keyword heuristic needs fewer clicks each.
+    assert bfs["recall"] > 0 and keyword["unit_cost"] < bfs["unit_cost"]
+    refused = run_cli(["eval", "discovery", "--simweb", "4", "--folds", "2"], {"PATH": "/usr/bin:/bin"})
+    assert refused.returncode == 2 and "held-out" in refused.stderr
