@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from functools import cache
+from pathlib import Path
 
 import faust
 
-from agents.discovery import DiscoveryEpisode, advance, episode_key, open_episode
+from agents.discovery import FOLLOW_ALWAYS, DiscoveryEpisode, advance, episode_key, open_episode
 from agents.links import extract_anchors, is_html, navigation_links
 from models.discovery_policies import Candidate
 from models.discovery_rl import DEFAULT_AGENT, RLCrawler
@@ -37,10 +38,17 @@ episodes = app.Table("discovery-episodes", partitions=settings.topic_partitions,
                      schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
 
 
+def model_files() -> dict[str, Path]:
+    """The discovery agent and the source-page classifier this worker runs (checked at start-up)."""
+    return {"discovery agent": settings.discovery_agent or DEFAULT_AGENT,
+            "source-page classifier": settings.source_classifier or DEFAULT_CLASSIFIER}
+
+
 @cache
 def models() -> tuple[RLCrawler, SourcePageClassifier, str]:
-    agent = RLCrawler.load(settings.discovery_agent or DEFAULT_AGENT)
-    classifier = SourcePageClassifier.load(settings.source_classifier or DEFAULT_CLASSIFIER)
+    files = model_files()
+    agent = RLCrawler.load(files["discovery agent"])
+    classifier = SourcePageClassifier.load(files["source-page classifier"])
     policy = f"rl η={agent.eta:.3f} on {len(agent.trained_on)} sites; classifier on {len(classifier.trained_on)}"
     log.info("discovery: %s", policy)
     return agent, classifier, policy
@@ -61,7 +69,8 @@ def score_pages(pages: list[PageFetched]) -> tuple[list[list[Anchor]], list[floa
                  for a, s in zip(anchors, agent.scores(candidates))]
         if refresh is not None and site_of(refresh) == page.site:
             # A meta refresh is the page's way on, as a redirect would be: clicked first, whatever its words.
-            links.insert(0, Anchor(url=refresh, text="(meta refresh)", tag_path="html/head/meta", score=1.0))
+            links.insert(0, Anchor(url=refresh, text="(meta refresh)", tag_path="html/head/meta",
+                                   score=FOLLOW_ALWAYS))
         scored.append(links)
     clicked = [index for index, page in enumerate(pages) if readable[index] and page.depth > 0]
     probabilities = classifier.predict([(pages[i].body, pages[i].final_url) for i in clicked])

@@ -28,6 +28,9 @@ from schemas.links import Anchor, SourceFound
 # The frontier kept per episode: the best-scored links (a page of thousands of links, a trap, would otherwise
 # fill the table's value).
 MAX_FRONTIER = 500
+# The score of a link followed whatever the agent thinks (a meta refresh): above any π(a), so it goes first,
+# and no evidence about the page it leads to (the prior for judging that page is then even).
+FOLLOW_ALWAYS = 2.0
 
 
 class FrontierLink(BaseModel):
@@ -117,7 +120,7 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor],
     del episode.frontier[best.url]
     episode.visited.append(best.url)
     episode.clicks += 1
-    episode.last_click_score = best.score
+    episode.last_click_score = best.score if best.score < FOLLOW_ALWAYS else 0.5
     step.click = CrawlRequest(event_id=derived_event_id(page.event_id, "click", best.url), site=page.site,
                               url=best.url, crawl_id=page.crawl_id, depth=best.depth, max_depth=page.max_depth,
                               max_pages=page.max_pages, reason=DISCOVER_REASON, referrer=page.final_url)

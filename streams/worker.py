@@ -44,6 +44,12 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
                          f"{owner['pid']}: stop it, or point SOURCEWATCH_CLICKHOUSE_DSN at a ClickHouse server "
                          "to run several workers")
     load_agents()
+    from agents.discover import model_files
+
+    for what, path in model_files().items():
+        if not path.is_file():
+            raise SystemExit(f"error: no {what} at {path}: set it in the settings, or train one with "
+                             f"`sourcewatch train {'discovery' if 'agent' in what else 'classifier'}`")
     bootstrap = bootstrap_address(settings)
     asyncio.run(ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions))
     asyncio.set_event_loop(asyncio.new_event_loop())

@@ -106,3 +106,15 @@ def test_frames_and_meta_refresh_are_ways_on():
                                        '</frameset>', "http://e.org/a/")
     assert refresh is None and [(f.url, f.text, f.same_site) for f in frames] == [
         ("http://e.org/a/nav.html", "menu", True), ("http://x.org/", "", False)]
+
+
+def test_a_link_followed_whatever_the_agent_thinks_goes_first_and_is_no_evidence():
+    from agents.discovery import FOLLOW_ALWAYS
+
+    home = page(HOME, 0)
+    episode = open_episode(home)
+    refresh = [Anchor(url="http://e.org/home/", score=FOLLOW_ALWAYS), *anchors(events=0.99)]
+    assert advance(episode, home, refresh, None, 0.5, 0.3, "rl").click.url == "http://e.org/home/"
+    # The refreshed-to page is judged on the classifier's evidence alone (an even prior).
+    step = advance(episode, page("http://e.org/home/", 1), [], 0.3, 0.5, 0.3, "rl")
+    assert step.found is None and step.click.url == "http://e.org/events/"
