@@ -84,12 +84,22 @@ def evaluate_discovery(truth: dict, episodes: list[dict], seconds: float) -> dic
     }
 
 
-def _discover_sources(homepages: list[str], plan: DemoPlan) -> dict:
+def _simulated_clock(control: str) -> dict[str, str]:
+    """The environment of a child process whose revisit scheduler runs on the simulated web's clock. Every
+    phase from discovery on uses it: discovery adds the pages it finds to the watch list, and a worker on the
+    wall clock would decide their ticks months ahead of the simulated ones."""
+    clock = _control(control + "/__clock__")
+    return os.environ | {"SOURCEWATCH_REVISIT_CLOCK_ORIGIN": clock["now"],
+                         "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time()),
+                         "SOURCEWATCH_REVISIT_CLOCK_SPEED": str(clock["speed"])}
+
+
+def _discover_sources(control: str, homepages: list[str], plan: DemoPlan) -> dict:
     """Phase 1b: one discovery episode per homepage through Kafka (`sourcewatch discover`, a child process:
     phase 1's worker ran in this one). The pages it judges source pages go on to phase 2."""
     try:
         return run_to_completion(["discover", *homepages, "--max-clicks", str(DEMO_MAX_CLICKS), "--time-limit",
-                                  str(plan.duration)], timeout=plan.duration + 180)
+                                  str(plan.duration)], plan.duration + 180, _simulated_clock(control))
     except RuntimeError as error:
         return {"error": str(error)}
 
@@ -182,11 +192,9 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
     seconds (a worker in a child process); its decisions are then scored against the truth, and its live
     estimates (streamed to ClickHouse as it ran, from what the revisits found) are shown beside them."""
     clock = _control(control + "/__clock__")
-    env = os.environ | {"SOURCEWATCH_REVISIT_CLOCK_ORIGIN": clock["now"],
-                        "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time()),
-                        "SOURCEWATCH_REVISIT_CLOCK_SPEED": str(clock["speed"])}
     try:
-        watched = run_to_completion(["watch", *reached, "--run", str(plan.watch)], plan.watch + 180, env)
+        watched = run_to_completion(["watch", *reached, "--run", str(plan.watch)], plan.watch + 180,
+                                    _simulated_clock(control))
     except RuntimeError as error:
         return {"error": str(error)}
     from infra.settings import get_settings
@@ -279,10 +287,10 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     read = ["crawl", "--sources", "--time-limit", str(plan.duration), "--seeds", *reached]
     budget = get_settings().pagination_max_pages
     try:
-        crawl = run_to_completion(read, timeout=plan.duration + 120)
+        crawl = run_to_completion(read, plan.duration + 120, _simulated_clock(control))
         records = _pairs(f"SELECT source_url, item_url FROM records WHERE source_url IN ({_in_list(reached)})")
         time.sleep(REREAD_AFTER_SECONDS)
-        again = run_to_completion(read, timeout=plan.duration + 120)
+        again = run_to_completion(read, plan.duration + 120, _simulated_clock(control))
     except RuntimeError as error:
         return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
     detected = _pairs(f"SELECT source_url, item_url FROM changes WHERE crawl_id = '{again['crawl_id']}'")
@@ -317,7 +325,7 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
             return {"sites": plan.sites, "error": f"the crawl stopped before its summary (exit {code}: interrupted "
                                                   "or failed); what it fetched is in ClickHouse"}
         fetched = _fetched_urls(crawl["crawl_id"])
-        discovery = _discover_sources(homepages, plan)
+        discovery = _discover_sources(served["control"], homepages, plan)
         found = [url for episode in discovery.get("episodes", []) for url in episode["found"]]
         reading = _read_sources(served["control"], found, plan)
     figures = evaluate_against_truth(truth, fetched, crawl["pages_fetched"])
