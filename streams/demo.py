@@ -298,7 +298,7 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
     revisits = _watch_sources(control, reached, plan) if plan.watch > 0 else None
     return {
-        "source_selection": selection, "sources_read": len(reached), "crawl_id": crawl["crawl_id"],
+        "source_selection": selection, "sources_read": len(reached), "sources": reached, "crawl_id": crawl["crawl_id"],
         "pages_fetched": crawl["pages_fetched"], "pages_tagged": crawl["pages_tagged"],
         "multipage_sources": crawl["multipage_sources"],
         **evaluate_pagination(truth, reached, _fetched_urls(crawl["crawl_id"]), budget),
