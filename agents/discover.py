@@ -16,7 +16,7 @@ from pathlib import Path
 
 import faust
 
-from agents.discovery import FOLLOW_ALWAYS, DiscoveryEpisode, advance, episode_key, open_episode
+from agents.discovery import FOLLOW_ALWAYS, DiscoveryEpisode, Step, advance, episode_key, open_episode
 from agents.links import extract_anchors, is_html, navigation_links
 from models.discovery_policies import Candidate
 from models.discovery_rl import DEFAULT_AGENT, RLCrawler
@@ -102,7 +102,7 @@ async def discover_sources(stream):
             progress.of(page.crawl_id).pages_discovered += 1
 
 
-async def _send(page: PageFetched, anchors: list[Anchor], step) -> None:
+async def _send(page: PageFetched, anchors: list[Anchor], step: Step) -> None:
     crawl = progress.of(page.crawl_id)
     if anchors:
         await send("links.scored", LinksScored(

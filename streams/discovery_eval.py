@@ -1,7 +1,9 @@
-"""`sourcewatch eval discovery`: discovery policies on labelled sites served on loopback, one episode per site.
+"""`sourcewatch eval discovery` and `train discovery`: discovery policies on labelled sites, one episode per
+site; cross-validation, held-out runs and the agent's extra figures (fixed clicks, learning curve, judged by
+the classifier).
 
-The command serves the sites itself (infra.site_server, one port each) and fetches them directly over HTTP:
-an episode's clicks are a handful of local fetches, measured for the policy, not for the pipeline.
+The sites are served here (streams.discovery_sites) and fetched directly over HTTP: an episode's clicks are a
+handful of local fetches, measured for the policy, not for the pipeline.
 """
 
 from __future__ import annotations
@@ -10,12 +12,8 @@ import asyncio
 import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import aiohttp
-
-from infra.site_server import SiteServer
 from agents.links import canonical_url, extract_anchors
 from models.anchor_boxes import AnchorBoxes
 from models.discovery_data import LabelledSite, load_sites
@@ -27,14 +25,12 @@ from models.discovery_rl_training import PretrainConfig, greedy_episodes, pretra
 from models.source_classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
 from models.text_encoders import get_encoder
 from streams.discovery_judged import FoldClassifiers, judged_episodes
+from streams.discovery_sites import served, simulated_web
 
 POLICIES = {"rl": RLCrawler, **BASELINES, "qlearning": QLearningCrawler}
 LEARNING = ("rl", "qlearning")
 # Figure 6: the agent clicking a fixed number of times, beside its adaptive threshold.
 FIXED_STEPS = 3
-
-FETCH_TIMEOUT_SECONDS = 10
-MAX_PAGE_BYTES = 5 * 1024 * 1024
 
 
 class NoSites(ValueError):
@@ -71,76 +67,6 @@ async def _training_data(sites: list[LabelledSite], homepages: dict[str, str],
             leads = any(site.is_source(a.url) for a in extract_anchors(page, target)) if page else False
             links.append((Candidate(url, anchor.text, anchor.tag_path, 1, order), int(leads)))
     return links, samples
-
-
-@asynccontextmanager
-async def served(sites: list[LabelledSite]) -> AsyncIterator[tuple[dict[str, str], Fetch]]:
-    """The sites served on loopback: their homepages and a fetch that reads each URL once (they are static)."""
-    server = SiteServer([site.folder for site in sites])
-    homepages = await server.start()
-    try:
-        async with _reading_once() as fetch:
-            yield homepages, fetch
-    finally:
-        await server.stop()
-
-
-@dataclass(frozen=True)
-class SimulatedSite:
-    """A site of the simulated web, labelled by its truth."""
-
-    name: str
-    source_urls: frozenset[str]
-
-    @property
-    def negative(self) -> bool:
-        return not self.source_urls
-
-    def is_source(self, url: str) -> bool:
-        return canonical_url(url) in self.source_urls
-
-
-@asynccontextmanager
-async def simulated_web(count: int, seed: int) -> AsyncIterator[tuple[list[SimulatedSite], dict[str, str], Fetch]]:
-    """The simulated web served in this process: its sites labelled by the truth, homepages, and a fetch. Its
-    clock runs, so a list may gain items while an evaluation reads it; which page is a source page does not
-    change."""
-    from infra.simweb.server import SimWeb
-
-    web = SimWeb(count, seed)
-    homepages = await web.start()
-    try:
-        sites = [SimulatedSite(site.spec.name, frozenset(canonical_url(source["url"])
-                                                         for source in site.truth(site.origin)["source_pages"]))
-                 for site in web.sites]
-        async with _reading_once() as fetch:
-            yield sites, homepages, fetch
-    finally:
-        await web.stop()
-
-
-@asynccontextmanager
-async def _reading_once() -> AsyncIterator[Fetch]:
-    timeout = aiohttp.ClientTimeout(total=FETCH_TIMEOUT_SECONDS)
-    pages: dict[str, tuple[str, str]] = {}
-    async with aiohttp.ClientSession(timeout=timeout) as session:
-        async def fetch(url: str) -> tuple[str, str]:
-            if url not in pages:
-                pages[url] = await _fetch(session, url)
-            return pages[url]
-
-        yield fetch
-
-
-async def _fetch(session: aiohttp.ClientSession, url: str) -> tuple[str, str]:
-    try:
-        async with session.get(url) as response:
-            if response.status != 200 or "html" not in response.content_type:
-                return str(response.url), ""
-            body = await response.content.read(MAX_PAGE_BYTES)
-            return str(response.url), body.decode(response.charset or "utf-8", errors="replace")
-    except (aiohttp.ClientError, TimeoutError):
-        return url, ""
 
 
 def _policy(name: str, model: Path | None) -> DiscoveryPolicy:

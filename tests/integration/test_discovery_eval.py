@@ -180,7 +180,7 @@ def test_anchor_boxes_are_measured_in_chromium_once_and_aligned_with_the_agents_
     from infra.settings import get_settings
     from models.anchor_boxes import AnchorBoxes
     from models.discovery_data import load_sites
-    from streams.discovery_eval import served
+    from streams.discovery_sites import served
 
     _site(tmp_path / "sites", "club", {"index.html": '<nav><a href="/about/">About</a> <a href="/events/">Events'
                                                      '</a></nav><p style="height:900px">Hi</p>'
