@@ -122,6 +122,12 @@ def cmd_discover(args: argparse.Namespace) -> int:
     if not seeds:
         print("error: discover needs homepage URLs (or --homepages FILE)", file=sys.stderr)
         return 2
+    from schemas.sites import site_of
+
+    invalid = [seed for seed in seeds if not site_of(seed.strip())]
+    if invalid:
+        print(f"error: not an absolute http(s) URL (nor a file of them): {', '.join(invalid)}", file=sys.stderr)
+        return 2
     settings = get_settings()
     try:
         # Loaded here, once for the worker this process runs, so a missing or stale file stops before it starts.

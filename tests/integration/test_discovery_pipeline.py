@@ -85,3 +85,9 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
     fetched = _sql("SELECT reason, count() AS n FROM fetches GROUP BY reason ORDER BY reason", pipeline_env)
     assert {row["reason"]: row["n"] for row in fetched} == {
         "discover": 4 + found["clicks"] + none["clicks"] + refreshed["clicks"], "source": 2}
+
+
+def test_discover_refuses_what_is_not_a_homepage_url(pipeline_env):
+    refused = run_cli(["discover", "example.org/events"], pipeline_env)
+    assert refused.returncode == 2 and "not an absolute http(s) URL" in refused.stderr
+    assert run_cli(["discover"], pipeline_env).returncode == 2
