@@ -152,7 +152,8 @@ def cmd_discover(args: argparse.Namespace) -> int:
           f"pages found with {clicks_spent} clicks" + (f" ({clicks_spent / len(found):.2f} per source page)"
                                                         if found else ""))
     for episode in episodes:
-        print(f"  {episode['homepage']}  {episode['end']} after {episode['clicks']} clicks  "
+        clicks = f"{episode['clicks']} click{'s' * (episode['clicks'] != 1)}"
+        print(f"  {episode['homepage']}  {episode['end']} after {clicks}  "
               f"{' '.join(episode['found']) or episode['reason']}")
     if summary.get("records_read"):
         print(f"  records read from the source pages found: {summary['records_read']}")
