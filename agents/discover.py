@@ -17,7 +17,7 @@ from pathlib import Path
 import faust
 
 from agents.discovery import FOLLOW_ALWAYS, DiscoveryEpisode, Step, advance, episode_key, open_episode
-from agents.links import extract_anchors, is_html, navigation_links
+from agents.links import every_way_on, is_html
 from models.discovery_policies import Candidate
 from models.discovery_rl import DEFAULT_AGENT, RLCrawler
 from models.source_classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
@@ -62,8 +62,8 @@ def score_pages(pages: list[PageFetched]) -> tuple[list[list[Anchor]], list[floa
     readable = [page.ok and is_html(page) for page in pages]
     scored = []
     for page, read in zip(pages, readable):
-        refresh, frames = navigation_links(page.body, page.final_url) if read else (None, [])
-        anchors = [a for a in extract_anchors(page.body, page.final_url) + frames if a.same_site] if read else []
+        refresh, links_on_page = every_way_on(page.body, page.final_url) if read else (None, [])
+        anchors = [a for a in links_on_page if a.same_site]
         candidates = [Candidate(a.url, a.text, a.tag_path, page.depth + 1, order) for order, a in enumerate(anchors)]
         links = [Anchor(url=a.url, text=a.text, tag_path=a.tag_path, score=round(float(s), 4))
                  for a, s in zip(anchors, agent.scores(candidates))]

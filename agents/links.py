@@ -78,8 +78,10 @@ def _base_url(root: lxml.html.HtmlElement, page_url: str) -> str:
 def extract_anchors(html: str, page_url: str) -> list[Anchor]:
     """Every followable <a href> of a page, in document order."""
     root = parse_html(html)
-    if root is None:
-        return []
+    return _anchors(root, page_url) if root is not None else []
+
+
+def _anchors(root: lxml.html.HtmlElement, page_url: str) -> list[Anchor]:
     base = _base_url(root, page_url)
     page_site = site_of(page_url)
     anchors: list[Anchor] = []
@@ -111,8 +113,19 @@ def navigation_links(html: str, page_url: str) -> tuple[str | None, list[Anchor]
     """What leads on from a page without <a> links: its meta refresh target, and its frames' and iframes'
     sources as anchors (text: the frame's name or title), in document order."""
     root = parse_html(html)
+    return _navigation(root, page_url) if root is not None else (None, [])
+
+
+def every_way_on(html: str, page_url: str) -> tuple[str | None, list[Anchor]]:
+    """A page's meta refresh target, and its <a> links then its frames, from one parse."""
+    root = parse_html(html)
     if root is None:
         return None, []
+    refresh, frames = _navigation(root, page_url)
+    return refresh, _anchors(root, page_url) + frames
+
+
+def _navigation(root: lxml.html.HtmlElement, page_url: str) -> tuple[str | None, list[Anchor]]:
     base = _base_url(root, page_url)
     refresh = None
     for meta in root.iter("meta"):

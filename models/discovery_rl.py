@@ -29,7 +29,7 @@ from torch import nn
 
 from models.anchor_boxes import AnchorBoxes
 from models.discovery_policies import Candidate
-from models.model_files import ModelVersionError
+from models.model_files import load_checked
 from models.text_encoders import TextEncoder, get_encoder
 
 FORMAT_VERSION = 2
@@ -197,10 +197,7 @@ class RLCrawler:
 
     @classmethod
     def load(cls, path: Path) -> RLCrawler:
-        saved = torch.load(path, weights_only=True)
-        if saved.get("format_version") != FORMAT_VERSION or saved.get("tags") != list(TAGS):
-            raise ModelVersionError(f"{path} is discovery agent format {saved.get('format_version')}; this code "
-                                    f"reads {FORMAT_VERSION}")
+        saved = load_checked(path, "discovery agent", FORMAT_VERSION, tags=list(TAGS))
         net = PolicyNet(AgentShape(*saved["shape"]))
         net.load_state_dict(saved["state"])
         return cls(net.eval(), get_encoder(saved["encoder"]), saved["eta"], trained_on=saved["trained_on"])

@@ -1,5 +1,20 @@
-"""What every saved model shares: the error for a file written by another version of the code."""
+"""What every saved model shares: the error for a file written by another version of the code, and a load that
+checks the version."""
+
+from pathlib import Path
+
+import torch
 
 
 class ModelVersionError(RuntimeError):
     """A model file written by another version of this code."""
+
+
+def load_checked(path: Path, what: str, format_version: int, **expected) -> dict:
+    """A saved model's dict (`weights_only`: nothing is unpickled), refused unless written in this format (and
+    with these values of `expected`'s keys)."""
+    saved = torch.load(path, weights_only=True)
+    if saved.get("format_version") != format_version or any(saved.get(k) != v for k, v in expected.items()):
+        raise ModelVersionError(f"{path} is {what} format {saved.get('format_version')}; this code reads "
+                                f"{format_version}")
+    return saved

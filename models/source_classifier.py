@@ -21,7 +21,7 @@ from torch import nn
 from models.discovery_data import load_sites
 from models.dom import normalize_space, parse_html
 from models.records import extract_records
-from models.model_files import ModelVersionError
+from models.model_files import load_checked
 from models.text_encoders import TextEncoder, get_encoder
 
 TEXT_CHARS = 1000
@@ -148,10 +148,7 @@ class SourcePageClassifier:
 
     @classmethod
     def load(cls, path: Path) -> SourcePageClassifier:
-        saved = torch.load(path, weights_only=True)
-        if saved.get("format_version") != FORMAT_VERSION:
-            raise ModelVersionError(f"{path} is source-page classifier format {saved.get('format_version')}; "
-                                    f"this code reads {FORMAT_VERSION}")
+        saved = load_checked(path, "source-page classifier", FORMAT_VERSION)
         mlp = SourcePageMLP(saved["inputs"])
         mlp.load_state_dict(saved["state"])
         return cls(mlp.eval(), get_encoder(saved["encoder"]), saved["threshold"], saved["trained_on"])
