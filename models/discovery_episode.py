@@ -27,6 +27,9 @@ class Episode:
     end: str = "budget"
     # Ended found on a page judged a source page that is not one (judged episodes only).
     false_find: bool = False
+    # The clicks (their indices) on the way from the homepage to the source page reached, in order: the
+    # clicks whose pages hold the next link of the way, not detours through other pages.
+    way: list[int] = field(default_factory=list)
 
 
 async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: Fetch,
@@ -41,6 +44,9 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
     policy.observe(None, final_url, html)
     visited = {canonical_url(homepage), canonical_url(final_url)}
     frontier: dict[str, Candidate] = {}
+    # url → the click whose page it was first seen on (−1: the homepage), and the clicked URLs in order
+    found_on: dict[str, int] = {}
+    clicked: list[str] = []
     depth, seen = 0, 0
     while episode.clicks < max_steps:
         on_page = []
@@ -51,6 +57,7 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
             candidate = frontier.get(url) or Candidate(url, anchor.text, anchor.tag_path, depth + 1, seen)
             if url not in frontier:
                 frontier[url], seen = candidate, seen + 1
+                found_on.setdefault(url, len(clicked) - 1)
             if candidate not in on_page:
                 on_page.append(candidate)
         choice = policy.choose(on_page, list(frontier.values()))
@@ -59,6 +66,7 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
             return episode
         del frontier[choice.url]
         visited.add(choice.url)
+        clicked.append(choice.url)
         episode.clicks += 1
         depth = choice.depth
         final_url, html = await fetch(choice.url)
@@ -67,8 +75,16 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
         if is_source(final_url):
             episode.reached.append(final_url)
             episode.end = "found"
+            episode.way = _way(len(clicked) - 1, clicked, found_on)
             return episode
     return episode
+
+
+def _way(last: int, clicked: list[str], found_on: dict[str, int]) -> list[int]:
+    way = [last]
+    while (previous := found_on[clicked[way[-1]]]) >= 0:
+        way.append(previous)
+    return way[::-1]
 
 
 def figures(episodes: Sequence[Episode]) -> dict:

@@ -32,7 +32,7 @@ from models.discovery_policies import Candidate
 from models.model_files import load_checked
 from models.text_encoders import TextEncoder, get_encoder
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 BOX_TARGETS = 12
 DEFAULT_AGENT = Path(__file__).with_name("discovery_default.pt")
 TAGS = ("html", "body", "div", "span", "a", "ul", "ol", "li", "nav", "header", "footer", "main", "section",
@@ -113,6 +113,8 @@ class RLCrawler:
     epsilon: float = 0.0
     learning: bool = False
     trained_on: list[str] = field(default_factory=list)
+    # The unlabelled sites it was fine-tuned on with the classifier as reward (models.discovery_rl_finetuning).
+    finetuned_on: list[str] = field(default_factory=list)
     # Rendered anchor boxes of the training pages, for the auxiliary task (None: no auxiliary task).
     anchor_boxes: AnchorBoxes | None = None
     name: str = "rl"
@@ -193,14 +195,16 @@ class RLCrawler:
         shape = self.net.shape
         torch.save({"format_version": FORMAT_VERSION, "encoder": self.encoder.name, "eta": self.eta,
                     "shape": [shape.text_dim, shape.anchor_hidden, shape.tag_hidden, shape.joint_hidden],
-                    "tags": list(TAGS), "trained_on": self.trained_on, "state": self.net.state_dict()}, path)
+                    "tags": list(TAGS), "trained_on": self.trained_on, "finetuned_on": self.finetuned_on,
+                    "state": self.net.state_dict()}, path)
 
     @classmethod
     def load(cls, path: Path) -> RLCrawler:
         saved = load_checked(path, "discovery agent", FORMAT_VERSION, tags=list(TAGS))
         net = PolicyNet(AgentShape(*saved["shape"]))
         net.load_state_dict(saved["state"])
-        return cls(net.eval(), get_encoder(saved["encoder"]), saved["eta"], trained_on=saved["trained_on"])
+        return cls(net.eval(), get_encoder(saved["encoder"]), saved["eta"], trained_on=saved["trained_on"],
+                   finetuned_on=saved["finetuned_on"])
 
 
 def new_agent(encoder_name: str = "use", seed: int = 0) -> RLCrawler:

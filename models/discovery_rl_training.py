@@ -5,12 +5,12 @@ down by 0.1 every 2 epochs to 0.1. Reward (Eq. 3): +1 for the click that reaches
 max(floor, −0.1 − ⌊epoch/2⌋·0.1) for any other (DESIGN.md writes the floor as −0.1, which keeps the penalty at
 −0.1; it is a setting). REINFORCE (Eq. 8, 10): each click's log-softmax over its action set, weighted by the
 return from that click on. Our addition: the binary cross-entropy of each click's π(a) against whether it
-reached a source page — the softmax alone leaves the scores' level free, and the stop threshold compares
-levels. With the auxiliary task, the loss is α·Lc + (1−α)·La: Lc the above, La the mean squared error of
+lay on the way to the source page reached — the softmax alone leaves the scores' level free, and the stop
+threshold compares levels. With the auxiliary task, the loss is α·Lc + (1−α)·La: Lc the above, La the mean squared error of
 the anchors' predicted boxes (theirs and their neighbours', models.anchor_boxes) on the episode's pages,
 which are rendered when first fetched. After training, η (Eq. 5) is the weighted mean of the agent's click
-scores in ε = 0 episodes on the training sites, clicks that reached a source page and clicks that did not
-weighing half each.
+scores in ε = 0 episodes on the training sites, clicks on the way to a source page and the others weighing
+half each.
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ class PretrainConfig:
     seed: int = 0
 
 
-def epsilon_at(epoch: int, config: PretrainConfig) -> float:
-    return max(config.epsilon_end, config.epsilon_start - 0.1 * (epoch // 2))
+def epsilon_at(epoch: int, start: float, end: float) -> float:
+    """Table I's schedule: ε falls by 0.1 every 2 epochs from `start` to `end`."""
+    return max(end, start - 0.1 * (epoch // 2))
 
 
 def miss_reward(epoch: int, config: PretrainConfig) -> float:
@@ -54,14 +55,24 @@ def miss_reward(epoch: int, config: PretrainConfig) -> float:
     return max(config.miss_floor, -0.1 - 0.1 * (epoch // 2))
 
 
-def _episode_loss(agent: RLCrawler, episode: Episode, epoch: int, config: PretrainConfig) -> torch.Tensor:
+def reinforce_loss(agent: RLCrawler, episode: Episode, miss: float, outcome_weight: float) -> torch.Tensor:
+    """Eq. 8/10 over the episode's clicks: −return · log π(click | action set), the return summing +1 for the
+    click that reached a source page and `miss` for every other; plus the outcome BCE of each click's score,
+    whose target is whether the click lies on the way to the source page reached (a hub page's link leads
+    there as surely as the last link does)."""
     hits = [index == episode.clicks - 1 and bool(episode.reached) for index in range(episode.clicks)]
-    rewards = [1.0 if hit else miss_reward(epoch, config) for hit in hits]
+    rewards = [1.0 if hit else miss for hit in hits]
     returns = np.cumsum(rewards[::-1])[::-1]
+    on_way = set(episode.way)
     loss = torch.zeros(())
-    for click, hit, ret in zip(agent.clicks, hits, returns):
-        loss = loss - float(ret) * click.log_prob + config.outcome_weight * nn.functional.binary_cross_entropy_with_logits(
-            click.logit, torch.tensor(float(hit)))
+    for index, (click, ret) in enumerate(zip(agent.clicks, returns)):
+        loss = loss - float(ret) * click.log_prob + outcome_weight * nn.functional.binary_cross_entropy_with_logits(
+            click.logit, torch.tensor(float(index in on_way)))
+    return loss
+
+
+def _episode_loss(agent: RLCrawler, episode: Episode, epoch: int, config: PretrainConfig) -> torch.Tensor:
+    loss = reinforce_loss(agent, episode, miss_reward(epoch, config), config.outcome_weight)
     box_loss = agent.box_loss()
     return loss if box_loss is None else config.alpha * loss + (1 - config.alpha) * box_loss
 
@@ -87,11 +98,11 @@ def recall_at_clicks(runs: list[tuple[Episode, list[float]]], max_steps: int) ->
 
 
 def adaptive_threshold(runs: list[tuple[Episode, list[float]]]) -> float:
-    """Eq. 5: the weighted mean click score; hits and misses weigh half each."""
+    """Eq. 5: the weighted mean click score; clicks on the way to a source page and the others weigh half each."""
     hits, misses = [], []
     for episode, best_scores in runs:
         for index, score in enumerate(best_scores[:episode.clicks]):
-            (hits if episode.reached and index == episode.clicks - 1 else misses).append(score)
+            (hits if index in episode.way else misses).append(score)
     if not hits or not misses:
         return float(np.mean(hits or misses))
     return (float(np.mean(hits)) + float(np.mean(misses))) / 2
@@ -118,7 +129,7 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
             batch = order[start:start + config.batch_sites]
             loss = torch.zeros(())
             for site in batch:
-                agent.learning, agent.epsilon = True, epsilon_at(epoch, config)
+                agent.learning, agent.epsilon = True, epsilon_at(epoch, config.epsilon_start, config.epsilon_end)
                 episode = await run_episode(agent, site.name, homepages[site.name], training_fetch,
                                             site.is_source, site.negative, config.max_steps,
                                             seed=rng.randrange(1 << 30))
@@ -131,7 +142,7 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
                 losses.append(loss.item() / len(batch))
         agent.net.eval()
         runs = await greedy_episodes(agent, curve_sites or sites, homepages, fetch, config.max_steps)
-        point = {"epoch": epoch + 1, "epsilon": epsilon_at(epoch, config),
+        point = {"epoch": epoch + 1, "epsilon": epsilon_at(epoch, config.epsilon_start, config.epsilon_end),
                  "loss": round(float(np.mean(losses)), 4) if losses else None,
                  "recall_at_clicks": recall_at_clicks(runs, config.max_steps)}
         history.append(point)

@@ -400,25 +400,49 @@ def _pretrain_config(args: argparse.Namespace):
     return PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}), auxiliary=not args.no_aux)
 
 
+def _finetuning(args: argparse.Namespace):
+    """The fine-tuning asked for by --finetune-simweb N (None without)."""
+    if not args.finetune_simweb:
+        return None
+    from models.discovery_rl_finetuning import FinetuneConfig
+    from streams.discovery_eval import Finetuning
+
+    config = FinetuneConfig(**({"epochs": args.finetune_epochs} if args.finetune_epochs else {}))
+    return Finetuning(args.finetune_simweb, args.finetune_seed, config)
+
+
+def _training_note(point: dict) -> str:
+    if "recall_at_clicks" in point:
+        return f"pre-training: recall at 1/2/3 clicks {point['recall_at_clicks']}"
+    return f"fine-tuning: judged found {point['judged_found']}"
+
+
 def cmd_train_discovery(args: argparse.Namespace) -> int:
     from models.anchor_boxes import BrowserUnavailable
+    from models.model_files import ModelVersionError
     from streams.discovery_eval import NoSites, train_agent
 
     if not args.sites:
         print("error: train discovery needs --sites DIR…", file=sys.stderr)
         return 2
-    config = _pretrain_config(args)
+    if args.start_from and not args.finetune_simweb:
+        print("error: --from fine-tunes a saved agent: give --finetune-simweb N too", file=sys.stderr)
+        return 2
+    config, finetuning = _pretrain_config(args), _finetuning(args)
+    steps = (0 if args.start_from else config.epochs) + (finetuning.config.epochs if finetuning else 0)
     try:
-        with _progress_bar("training", config.epochs) as advance:
+        with _progress_bar("training", steps) as advance:
             agent, history = train_agent([Path(folder) for folder in args.sites], config,
-                                         progress=lambda epoch, point: advance(
-                                             f"recall at 1/2/3 clicks {point['recall_at_clicks']}"))
-    except (NoSites, FileNotFoundError, BrowserUnavailable) as error:
+                                         progress=lambda epoch, point: advance(_training_note(point)),
+                                         finetuning=finetuning,
+                                         start_from=Path(args.start_from) if args.start_from else None)
+    except (NoSites, FileNotFoundError, BrowserUnavailable, ModelVersionError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     agent.save(Path(args.out))
-    print(f"trained on {len(agent.trained_on)} sites, η {agent.eta:.3f}, recall at 1/2/3 clicks on them "
-          f"{history[-1]['recall_at_clicks']} → {args.out}")
+    finetuned = f", fine-tuned on {len(agent.finetuned_on)} simulated sites" if agent.finetuned_on else ""
+    print(f"trained on {len(agent.trained_on)} sites{finetuned}, η {agent.eta:.3f}; "
+          f"{_training_note(history[-1]) if history else ''} → {args.out}")
     return 0
 
 
@@ -541,7 +565,7 @@ def cmd_eval_revisit(args: argparse.Namespace) -> int:
 def cmd_eval_discovery(args: argparse.Namespace) -> int:
     from models.anchor_boxes import BrowserUnavailable
     from models.model_files import ModelVersionError
-    from streams.discovery_eval import POLICIES, NoSites, evaluate_discovery
+    from streams.discovery_eval import FINETUNED, POLICIES, NoSites, evaluate_discovery
 
     if not args.sites and not args.simweb:
         print("error: eval discovery needs --sites DIR… or --simweb N", file=sys.stderr)
@@ -557,7 +581,8 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
         result = evaluate_discovery([Path(folder) for folder in args.sites or []], policies, args.max_steps,
                                     args.folds, args.fold_seed, Path(args.model) if args.model else None, config,
                                     progress=lambda name: print(f"  {name} done", file=sys.stderr),
-                                    simweb=(args.simweb, args.simweb_seed) if args.simweb else None)
+                                    simweb=(args.simweb, args.simweb_seed) if args.simweb else None,
+                                    finetuning=_finetuning(args))
     except (NoSites, FileNotFoundError, ModelVersionError, BrowserUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -571,9 +596,9 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
         return 0
     print(f"{result[policies[0]]['sites']} sites ({result[policies[0]]['sites_with_source_pages']} with a source "
           f"page), at most {result['max_steps']} clicks; {result['protocol']}")
-    for name in policies:
+    for name in [name for name in (*policies, FINETUNED) if name in result]:
         f = result[name]
-        print(f"  {name:<9} precision {f['precision']}, recall {f['recall']}, unit cost {f['unit_cost']}, "
+        print(f"  {name:<12} precision {f['precision']}, recall {f['recall']}, unit cost {f['unit_cost']}, "
               f"clicks on sites without one {f['clicks_on_negative_sites']}")
         for k, fixed in f.get("fixed_steps", {}).items():
             print(f"    {k} fixed click(s): precision {fixed['precision']}, recall {fixed['recall']}, "
@@ -945,8 +970,17 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="discovery: the simulated web's seed (default 7; the demo uses 1)")
         command.add_argument("--no-aux", action="store_true",
                              help="discovery: train the agent without the auxiliary box task (no Chromium needed)")
+        command.add_argument("--finetune-simweb", type=int, metavar="N",
+                             help="discovery: after pre-training, fine-tune the agent on N sites of the simulated "
+                                  "web with the source-page classifier as reward (Eq. 4; eval: in every fold, "
+                                  "reported as rl_finetuned beside rl)")
+        command.add_argument("--finetune-seed", type=int, default=3,
+                             help="discovery: the fine-tuning web's seed (default 3; held-out evaluation uses 7)")
+        command.add_argument("--finetune-epochs", type=int, help="discovery: fine-tuning epochs (default 30)")
         if name == "train":
             command.add_argument("--out", required=True, help="model file to write")
+            command.add_argument("--from", dest="start_from", metavar="PATH",
+                                 help="discovery: fine-tune this saved agent instead of pre-training a new one")
             command.add_argument("--target", type=float, default=0.95,
                                  help="revisit: timeliness the threshold must reach on validation (default 0.95)")
         else:

@@ -12,6 +12,7 @@ import asyncio
 import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.links import canonical_url, extract_anchors
@@ -21,6 +22,7 @@ from models.discovery_episode import Episode, Fetch, figures, run_episode
 from models.discovery_policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery_qlearning import QLearningCrawler
 from models.discovery_rl import DEFAULT_AGENT, RLCrawler, new_agent
+from models.discovery_rl_finetuning import FinetuneConfig, finetune
 from models.discovery_rl_training import PretrainConfig, greedy_episodes, pretrain
 from models.source_classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
 from models.text_encoders import get_encoder
@@ -29,6 +31,8 @@ from streams.discovery_sites import served, simulated_web
 
 POLICIES = {"rl": RLCrawler, **BASELINES, "qlearning": QLearningCrawler}
 LEARNING = ("rl", "qlearning")
+# The agent's figures after fine-tuning, beside its pre-trained ones ("rl") in a cross-validated run.
+FINETUNED = "rl_finetuned"
 # Figure 6: the agent clicking a fixed number of times, beside its adaptive threshold.
 FIXED_STEPS = 3
 
@@ -104,44 +108,106 @@ def _fixed_steps(runs: list[tuple[Episode, list[float]]]) -> dict:
     return result
 
 
+@dataclass(frozen=True)
+class Finetuning:
+    """Fine-tuning after pre-training (Eq. 4): on `sites` sites of the simulated web of `seed`, its truth unread,
+    with the fold's classifier as reward."""
+
+    sites: int
+    seed: int = 3
+    config: FinetuneConfig = FinetuneConfig()
+
+
+@dataclass
+class _AgentRun:
+    """What the RL agent's evaluation collects over the folds, beside its episodes."""
+
+    episodes: dict[str, Episode] = field(default_factory=dict)
+    learning_curve: list = field(default_factory=list)
+    finetuning_curve: list = field(default_factory=list)
+    fixed_steps: list = field(default_factory=list)
+    eta: list = field(default_factory=list)
+    judged: list = field(default_factory=list)
+
+    def report(self, sites: list) -> dict:
+        judged = {e.site: e for e in self.judged}
+        return {"episodes": [self.episodes[site.name] for site in sites],
+                "fixed_steps": _fixed_steps(self.fixed_steps), "eta": self.eta,
+                "learning_curve": _mean_curve(self.learning_curve),
+                "judged_by_classifier": figures([judged[site.name] for site in sites])} | (
+            {"finetuning_curve": _mean_finetuning(self.finetuning_curve)} if self.finetuning_curve else {})
+
+
+async def _test(policy: DiscoveryPolicy, test: list, sites: list, homepages: dict[str, str], fetch: Fetch,
+                max_steps: int, episodes: dict[str, Episode]) -> None:
+    for site in test:
+        episodes[site.name] = await run_episode(policy, site.name, homepages[site.name], fetch, site.is_source,
+                                                site.negative, max_steps, seed=sites.index(site))
+
+
+async def _test_agent(agent: RLCrawler, test: list, sites: list, homepages: dict[str, str], fetch: Fetch,
+                      max_steps: int, classifier: SourcePageClassifier, run: _AgentRun) -> None:
+    run.fixed_steps += await greedy_episodes(agent, test, homepages, fetch, FIXED_STEPS)
+    run.eta.append(agent.eta)
+    run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
+    await _test(agent, test, sites, homepages, fetch, max_steps, run.episodes)
+
+
 async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, policies: list[str], max_steps: int,
                     folds: int | None, fold_seed: int, model: Path | None, config: PretrainConfig,
-                    progress: Callable[[str], None] | None) -> dict:
+                    progress: Callable[[str], None] | None, finetuning: Finetuning | None = None) -> dict:
     results: dict[str, dict] = {}
     if "rl" in policies and folds:
         classifiers = FoldClassifiers([site.folder.root.parent for site in sites], get_encoder("use"))
-    async with _renderer(config, "rl" in policies and bool(folds)) as boxes:
+    async with _renderer(config, "rl" in policies and bool(folds)) as boxes, _finetuning_web(finetuning) as web:
         for name in policies:
-            episodes: dict[str, Episode] = {}
-            details: dict[str, list] = {"learning_curve": [], "fixed_steps": [], "eta": [], "judged": []}
             learning = name in LEARNING and bool(folds)
-            for train, test in _folds(sites, folds, fold_seed) if learning else [([], sites)]:
-                # A new policy per fold: nothing learned on one fold's test sites reaches another's.
-                policy = _policy(name, None if learning else model)
-                if learning and name == "rl":
-                    details["learning_curve"].append(await pretrain(policy, train, homepages, fetch, config,
-                                                                    curve_sites=test, anchor_boxes=boxes))
-                elif learning:
-                    policy.fit(*await _training_data(train, homepages, fetch))
-                if name == "rl":
-                    details["fixed_steps"] += await greedy_episodes(policy, test, homepages, fetch, FIXED_STEPS)
-                    details["eta"].append(policy.eta)
+            if name != "rl":
+                episodes: dict[str, Episode] = {}
+                for train, test in _folds(sites, folds, fold_seed) if learning else [([], sites)]:
+                    # A new policy per fold: nothing learned on one fold's test sites reaches another's.
+                    policy = _policy(name, None if learning else model)
+                    if learning:
+                        policy.fit(*await _training_data(train, homepages, fetch))
+                    await _test(policy, test, sites, homepages, fetch, max_steps, episodes)
+                results[name] = {"episodes": [episodes[site.name] for site in sites]}
+            else:
+                pretrained, finetuned = _AgentRun(), _AgentRun()
+                for train, test in _folds(sites, folds, fold_seed) if learning else [([], sites)]:
+                    agent = _policy(name, None if learning else model)
                     classifier = classifiers.trained_on(train) if learning else shipped_classifier()
-                    details["judged"] += await judged_episodes(policy, classifier, test, homepages, fetch,
-                                                               max_steps)
-                for site in test:
-                    episodes[site.name] = await run_episode(policy, site.name, homepages[site.name], fetch,
-                                                            site.is_source, site.negative, max_steps,
-                                                            seed=sites.index(site))
-            results[name] = {"episodes": [episodes[site.name] for site in sites]}
-            if name == "rl":
-                judged = {e.site: e for e in details["judged"]}
-                results[name] |= {"fixed_steps": _fixed_steps(details["fixed_steps"]), "eta": details["eta"],
-                                  "learning_curve": _mean_curve(details["learning_curve"]),
-                                  "judged_by_classifier": figures([judged[site.name] for site in sites])}
+                    if learning:
+                        pretrained.learning_curve.append(await pretrain(agent, train, homepages, fetch, config,
+                                                                        curve_sites=test, anchor_boxes=boxes))
+                    await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, pretrained)
+                    if learning and web is not None:
+                        eta_runs = await greedy_episodes(agent, train, homepages, fetch, config.max_steps)
+                        finetuned.finetuning_curve.append(await finetune(
+                            agent, *web, classifier, finetuning.config, eta_runs=eta_runs))
+                        await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, finetuned)
+                results[name] = pretrained.report(sites)
+                if finetuned.episodes:
+                    results[FINETUNED] = finetuned.report(sites)
             if progress:
                 progress(name)
     return results
+
+
+@asynccontextmanager
+async def _finetuning_web(finetuning: Finetuning | None) -> AsyncIterator[tuple | None]:
+    """The simulated web the agent is fine-tuned on: (site names, homepages, fetch); None without fine-tuning."""
+    if finetuning is None:
+        yield None
+        return
+    async with simulated_web(finetuning.sites, finetuning.seed) as (sites, homepages, fetch):
+        yield [site.name for site in sites], homepages, fetch
+
+
+def _mean_finetuning(histories: list[list[dict]]) -> list[dict]:
+    """Per fine-tuning epoch, the share of its sites whose episode ended on a judged source page (fold mean)."""
+    return [{"epoch": points[0]["epoch"],
+             "judged_found": round(sum(p["judged_found"] for p in points) / len(points), 4)}
+            for points in zip(*histories)]
 
 
 def _mean_curve(histories: list[list[dict]]) -> list[dict]:
@@ -155,13 +221,17 @@ def _mean_curve(histories: list[list[dict]]) -> list[dict]:
 def evaluate_discovery(paths: list[Path], policies: list[str], max_steps: int = 10, folds: int | None = None,
                        fold_seed: int = 0, model: Path | None = None, config: PretrainConfig = PretrainConfig(),
                        progress: Callable[[str], None] | None = None,
-                       simweb: tuple[int, int] | None = None) -> dict:
+                       simweb: tuple[int, int] | None = None, finetuning: Finetuning | None = None) -> dict:
     """Each policy's figures over one episode per site. With `folds` a learning policy is trained on the other
-    folds' sites (site-grouped cross-validation). Without, the RL agent is the shipped one (or `model`), held
-    out, and the Q-learning crawler runs untrained (learning online only). `simweb` (sites, seed) evaluates
-    on the simulated web instead of site folders, held out only."""
+    folds' sites (site-grouped cross-validation), and with `finetuning` the RL agent of each fold is then
+    fine-tuned and tested again (reported as FINETUNED). Without folds, the RL agent is the shipped one (or
+    `model`), held out, and the Q-learning crawler runs untrained (learning online only). `simweb` (sites,
+    seed) evaluates on the simulated web instead of site folders, held out only."""
     if simweb and folds:
         raise NoSites("the simulated web is for held-out evaluation: no --folds with --simweb")
+    if finetuning and not (folds and "rl" in policies):
+        raise NoSites("fine-tuning is compared inside cross-validation (--folds, policy rl); to evaluate a "
+                      "fine-tuned agent held out, give it with --model")
     if "rl" in policies and not folds:
         model = model or DEFAULT_AGENT
         if not model.is_file():
@@ -177,12 +247,14 @@ def evaluate_discovery(paths: list[Path], policies: list[str], max_steps: int = 
             raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
         async with served(sites) as (homepages, fetch):
             return await _episodes(sites, homepages, fetch, policies, max_steps, folds, fold_seed, model, config,
-                                   progress)
+                                   progress, finetuning)
 
     results = asyncio.run(run())
     protocol = "first-hit stopping, ε = 0; " + (
         f"the simulated web ({simweb[0]} sites, seed {simweb[1]}); " if simweb else "") + (
-        f"learning policies: site-grouped {folds}-fold cross-validation" if folds else
+        f"learning policies: site-grouped {folds}-fold cross-validation" + (
+            f"; {FINETUNED}: each fold's agent fine-tuned on {finetuning.sites} simulated sites (seed "
+            f"{finetuning.seed}) with its fold's classifier as reward" if finetuning else "") if folds else
         f"rl: {model} held out; qlearning untrained (online learning only)" if "rl" in policies else
         "qlearning untrained (online learning only)")
     return {name: _report(**result) for name, result in results.items()} | {"max_steps": max_steps,
@@ -195,17 +267,28 @@ def _report(episodes: list[Episode], **details) -> dict:
 
 
 def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
-                progress: Callable[[int, dict], None] | None = None) -> tuple[RLCrawler, list[dict]]:
-    """A new agent pre-trained on every labelled site of these folders (served on loopback): the agent and
-    its learning curve (on its training sites)."""
+                progress: Callable[[int, dict], None] | None = None, finetuning: Finetuning | None = None,
+                start_from: Path | None = None) -> tuple[RLCrawler, list[dict]]:
+    """An agent pre-trained on every labelled site of these folders (served on loopback) — or the one saved
+    at `start_from`, not pre-trained again — then, with `finetuning`, fine-tuned on the simulated web with the
+    shipped classifier as reward; η is set on both kinds of sites. Returns the agent and its learning curve
+    (pre-training's on its training sites, then fine-tuning's)."""
     sites = load_sites(paths)
     if not sites:
         raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
 
     async def train() -> tuple[RLCrawler, list[dict]]:
-        agent = new_agent()
-        async with served(sites) as (homepages, fetch), _renderer(config, True) as boxes:
-            history = await pretrain(agent, sites, homepages, fetch, config, progress=progress, anchor_boxes=boxes)
+        agent = RLCrawler.load(start_from) if start_from else new_agent()
+        history: list[dict] = []
+        async with served(sites) as (homepages, fetch), _renderer(config, not start_from) as boxes, \
+                _finetuning_web(finetuning) as web:
+            if not start_from:
+                history = await pretrain(agent, sites, homepages, fetch, config, progress=progress,
+                                         anchor_boxes=boxes)
+            if web is not None:
+                eta_runs = await greedy_episodes(agent, sites, homepages, fetch, config.max_steps)
+                history += await finetune(agent, *web, shipped_classifier(), finetuning.config, progress=progress,
+                                          eta_runs=eta_runs)
         return agent, history
 
     return asyncio.run(train())

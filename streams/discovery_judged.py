@@ -16,8 +16,8 @@ import numpy as np
 from models.discovery_data import LabelledSite
 from models.discovery_episode import Episode, Fetch, run_episode
 from models.discovery_rl import RLCrawler
-from models.source_classifier import (SourcePageClassifier, labelled_pages, page_vectors, train_classifier,
-                                      with_click_prior)
+from models.discovery_rl_finetuning import PageJudge
+from models.source_classifier import SourcePageClassifier, labelled_pages, page_vectors, train_classifier
 
 
 class FoldClassifiers:
@@ -38,25 +38,12 @@ class FoldClassifiers:
 
 async def judged_episodes(agent: RLCrawler, classifier: SourcePageClassifier, sites: Sequence[LabelledSite],
                           homepages: dict[str, str], fetch: Fetch, max_steps: int) -> list[Episode]:
-    html_of: dict[str, str] = {}
-
-    async def remembering(url: str) -> tuple[str, str]:
-        final_url, html = await fetch(url)
-        html_of[final_url] = html
-        return final_url, html
-
-    def judged_source(url: str) -> bool:
-        html = html_of.get(url, "")
-        if not html:
-            return False
-        # ε = 0: the agent's last choice was its best score, the link it clicked.
-        page = float(classifier.predict([(html, url)])[0])
-        return with_click_prior(page, agent.best_scores[-1]) >= classifier.threshold
-
+    # ε = 0: the agent's last choice was its best score, the link it clicked.
+    judge = PageJudge(classifier, fetch, prior=lambda: agent.best_scores[-1])
     episodes = []
     for site in sites:
-        episode = await run_episode(agent, site.name, homepages[site.name], remembering, judged_source,
-                                    site.negative, max_steps)
+        episode = await run_episode(agent, site.name, homepages[site.name], judge.fetch, judge, site.negative,
+                                    max_steps)
         true = [url for url in episode.reached if site.is_source(url)]
         episode.false_find = bool(episode.reached) and not true
         episode.reached = true

@@ -1,0 +1,125 @@
+"""Fine-tuning of the pre-trained RL crawler agent on unlabelled sites, with the source-page classifier as the
+reward (the seed's Eq. 4; DESIGN.md row 1).
+
+No label is read here: an episode ends at the first page the classifier judges a source page (P ≥ its
+threshold, the page's evidence alone — the agent's own score as a prior would reward it for its own belief),
+and that click earns +1; every other click earns the miss reward. Otherwise as pre-training: REINFORCE over
+the action set (Eq. 8/10) and the outcome BCE, now on the judged outcome; batches of 10 sites (Table I). The
+auxiliary box task is not trained here: unlabelled sites are not rendered. Clicks may go deeper than in
+pre-training (5 by default), since what the labelled sites cannot teach is the way through hub pages.
+After fine-tuning, η (Eq. 5) is set again on ε = 0 episodes — on the fine-tuning sites as judged, and on any
+labelled sites given — so that it reads the fine-tuned net's scores.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from models.discovery_episode import Fetch, run_episode
+from models.discovery_rl import RLCrawler
+from models.discovery_rl_training import adaptive_threshold, epsilon_at, greedy_episodes, reinforce_loss
+from models.source_classifier import SourcePageClassifier, with_click_prior
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    epochs: int = 30
+    batch_sites: int = 10
+    max_steps: int = 5
+    learning_rate: float = 3e-4
+    # Pre-trained already: explore less than pre-training's 0.9.
+    epsilon_start: float = 0.5
+    epsilon_end: float = 0.1
+    miss_reward: float = -0.1
+    outcome_weight: float = 1.0
+    seed: int = 0
+
+
+class PageJudge:
+    """Whether a fetched page is a source page, as the classifier judges it: wraps a fetch, remembers what it
+    read, and scores each page once. With `prior` (the score of the link just clicked) the classifier's
+    evidence is combined with it as the stream does (models.source_classifier.with_click_prior)."""
+
+    def __init__(self, classifier: SourcePageClassifier, fetch: Fetch,
+                 prior: Callable[[], float] | None = None) -> None:
+        self.classifier = classifier
+        self.inner_fetch = fetch
+        self.prior = prior
+        self.html_of: dict[str, str] = {}
+        self.probability_of: dict[str, float] = {}
+
+    async def fetch(self, url: str) -> tuple[str, str]:
+        final_url, html = await self.inner_fetch(url)
+        self.html_of[final_url] = html
+        return final_url, html
+
+    def __call__(self, url: str) -> bool:
+        html = self.html_of.get(url, "")
+        if not html:
+            return False
+        if url not in self.probability_of:
+            self.probability_of[url] = float(self.classifier.predict([(html, url)])[0])
+        probability = self.probability_of[url]
+        if self.prior is not None:
+            probability = with_click_prior(probability, self.prior())
+        return probability >= self.classifier.threshold
+
+
+@dataclass(frozen=True)
+class JudgedSite:
+    """An unlabelled site whose source pages are whatever the judge says."""
+
+    name: str
+    is_source: Callable[[str], bool]
+    negative: bool = False
+
+
+async def finetune(agent: RLCrawler, sites: Sequence[str], homepages: dict[str, str], fetch: Fetch,
+                   classifier: SourcePageClassifier, config: FinetuneConfig = FinetuneConfig(),
+                   progress: Callable[[int, dict], None] | None = None,
+                   eta_runs: Sequence = ()) -> list[dict]:
+    """Fine-tune the agent on these unlabelled sites (names → homepages), then set its η on ε = 0 episodes of
+    them (as judged) together with `eta_runs` (greedy episodes on labelled sites, if any). Returns each epoch's
+    point: the share of sites whose training episode ended on a judged source page, and the loss."""
+    judge = PageJudge(classifier, fetch)
+    judged = [JudgedSite(name, judge) for name in sites]
+    torch.manual_seed(config.seed)
+    rng = random.Random(config.seed)
+    optimizer = torch.optim.Adam(agent.net.parameters(), lr=config.learning_rate)
+    history = []
+    for epoch in range(config.epochs):
+        agent.net.train()
+        epsilon = epsilon_at(epoch, config.epsilon_start, config.epsilon_end)
+        order = rng.sample(judged, len(judged))
+        losses, found = [], 0
+        for start in range(0, len(order), config.batch_sites):
+            batch = order[start:start + config.batch_sites]
+            loss = torch.zeros(())
+            for site in batch:
+                agent.learning, agent.epsilon = True, epsilon
+                episode = await run_episode(agent, site.name, homepages[site.name], judge.fetch, judge, False,
+                                            config.max_steps, seed=rng.randrange(1 << 30))
+                found += bool(episode.reached)
+                if agent.clicks:
+                    loss = loss + reinforce_loss(agent, episode, config.miss_reward, config.outcome_weight)
+            if loss.requires_grad:
+                optimizer.zero_grad()
+                (loss / len(batch)).backward()
+                optimizer.step()
+                losses.append(loss.item() / len(batch))
+        point = {"epoch": epoch + 1, "epsilon": epsilon, "judged_found": round(found / max(len(judged), 1), 4),
+                 "loss": round(float(np.mean(losses)), 4) if losses else None}
+        history.append(point)
+        if progress:
+            progress(epoch + 1, point)
+    agent.net.eval()
+    runs = await greedy_episodes(agent, judged, homepages, judge.fetch, config.max_steps)
+    agent.eta = adaptive_threshold(list(eta_runs) + runs)
+    agent.learning = False
+    agent.finetuned_on = sorted(sites)
+    return history

@@ -1,0 +1,50 @@
+"""An offline discovery episode (models.discovery_episode): which clicks lay on the way to the source page."""
+
+import asyncio
+
+from models.discovery_episode import run_episode
+from models.discovery_policies import Unlearned
+
+PAGES = {
+    "http://e.org/": '<a href="/about/">About</a> <a href="/community/">Community</a>',
+    "http://e.org/about/": '<a href="/team/">Team</a>',
+    "http://e.org/team/": "<p>us</p>",
+    "http://e.org/community/": '<a href="/community/events/">Events</a>',
+    "http://e.org/community/events/": "<ul><li>Meetup</li></ul>",
+}
+
+
+class Scripted(Unlearned):
+    """Clicks the given URLs in order, whatever page it is on."""
+
+    name = "scripted"
+
+    def __init__(self, order: list[str]) -> None:
+        self.order = order
+
+    def choose(self, on_page, frontier):
+        by_url = {candidate.url: candidate for candidate in frontier}
+        return next((by_url[url] for url in self.order if url in by_url), None)
+
+
+async def fetch(url: str) -> tuple[str, str]:
+    return url, PAGES.get(url, "")
+
+
+def episode(order: list[str]):
+    return asyncio.run(run_episode(Scripted(order), "e.org", "http://e.org/", fetch,
+                                   lambda url: url.endswith("/community/events/"), False))
+
+
+def test_the_way_to_the_source_page_leaves_out_detours():
+    # About and its Team page are a detour; Community is the hub the events link was found on.
+    found = episode(["http://e.org/about/", "http://e.org/team/", "http://e.org/community/",
+                     "http://e.org/community/events/"])
+    assert found.end == "found" and found.clicks == 4 and found.way == [2, 3]
+    # Straight there: both clicks are the way.
+    assert episode(["http://e.org/community/", "http://e.org/community/events/"]).way == [0, 1]
+
+
+def test_an_episode_that_finds_nothing_has_no_way():
+    stopped = episode(["http://e.org/about/", "http://e.org/team/"])
+    assert stopped.end == "stop" and stopped.clicks == 2 and stopped.way == []
