@@ -8,7 +8,7 @@ SOURCEWATCH_DATA ?= $(HOME_DIR)/data
 KAFKA_LIBS := $(HOME_DIR)/kafka-libs
 SHARED_DATA := ../shared/data
 
-.PHONY: setup test demo pagination-model chromium kafka-start kafka-stop clean
+.PHONY: setup test demo pagination-model discovery-model chromium kafka-start kafka-stop clean
 
 setup: $(VENV)/.installed $(KAFKA_LIBS)/.installed chromium data
 
@@ -44,6 +44,14 @@ data:
 pagination-model: setup
 	$(BIN)/sourcewatch train pagination --data $(SOURCEWATCH_DATA)/pagination/prnsm \
 	    $(SOURCEWATCH_DATA)/pagination/autopager --out models/pagination_default.pt
+
+# The shipped discovery agent: pre-trained on <data>/sites (models/discovery_pretrained.pt), then fine-tuned on
+# 40 sites of the simulated web with the shipped classifier as reward (models/discovery_default.pt); figures in
+# models/DISCOVERY_MODEL.md.
+discovery-model: setup
+	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --out models/discovery_pretrained.pt
+	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --from models/discovery_pretrained.pt \
+	    --finetune-simweb 40 --out models/discovery_default.pt
 
 test: setup
 	$(BIN)/pytest -q

@@ -65,8 +65,9 @@ def score_pages(pages: list[PageFetched]) -> tuple[list[list[Anchor]], list[floa
         refresh, links_on_page = every_way_on(page.body, page.final_url) if read else (None, [])
         anchors = [a for a in links_on_page if a.same_site]
         candidates = [Candidate(a.url, a.text, a.tag_path, page.depth + 1, order) for order, a in enumerate(anchors)]
-        links = [Anchor(url=a.url, text=a.text, tag_path=a.tag_path, score=round(float(s), 4))
-                 for a, s in zip(anchors, agent.scores(candidates))]
+        links = [Anchor(url=a.url, text=a.text, tag_path=a.tag_path, score=round(float(way), 4),
+                        hit_score=round(float(hit), 4))
+                 for a, way, hit in zip(anchors, *agent.scores(candidates))]
         if refresh is not None and site_of(refresh) == page.site:
             # A meta refresh is the page's way on, as a redirect would be: clicked first, whatever its words.
             links.insert(0, Anchor(url=refresh, text="(meta refresh)", tag_path="html/head/meta",

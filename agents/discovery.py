@@ -3,7 +3,8 @@
 An episode (per crawl and site) keeps the frontier of same-site anchors seen and not clicked, each with the
 agent's score π(a), the URLs visited, its clicks and how it ended. A fetched page of the episode advances it:
 - a clicked page judged a source page ends it, found (first hit): judged by the classifier's evidence with the
-  agent's score of the link clicked as the prior (models.source_classifier.with_click_prior). The page goes to
+  agent's h of the link clicked (its chance of landing on a source page itself, not π, which a hub's link
+  shares) as the prior (models.source_classifier.with_click_prior). The page goes to
   sources.found and is requested again as a listing to read (reason "source": pagination, records, and from
   sources.found the revisit watch list);
 - otherwise the page's unvisited same-site anchors join the frontier with their scores, and the best one is
@@ -37,6 +38,8 @@ class FrontierLink(BaseModel):
     url: str
     text: str = ""
     score: float
+    # The agent's h of the link (the prior for judging the page it opens); None: an even prior.
+    hit_score: float | None = None
     depth: int
     # Order of first sight in the episode, for ties.
     order: int
@@ -53,7 +56,7 @@ class DiscoveryEpisode(BaseModel):
     seen: int = 0
     end: str | None = None
     found: list[str] = Field(default_factory=list)
-    # The agent's score of the link clicked last: the prior that the page it leads to is a source page.
+    # The agent's h of the link clicked last: the prior that the page it leads to is a source page.
     last_click_score: float = 0.5
 
 
@@ -105,7 +108,7 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor],
         if url in episode.visited or url in episode.frontier:
             continue
         episode.frontier[url] = FrontierLink(url=url, text=anchor.text, score=anchor.score or 0.0,
-                                             depth=page.depth + 1, order=episode.seen)
+                                             hit_score=anchor.hit_score, depth=page.depth + 1, order=episode.seen)
         episode.seen += 1
     if len(episode.frontier) > MAX_FRONTIER:
         kept = sorted(episode.frontier.values(), key=lambda link: (-link.score, link.depth, link.order))
@@ -120,7 +123,7 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor],
     del episode.frontier[best.url]
     episode.visited.append(best.url)
     episode.clicks += 1
-    episode.last_click_score = best.score if best.score < FOLLOW_ALWAYS else 0.5
+    episode.last_click_score = best.hit_score if best.hit_score is not None and best.score < FOLLOW_ALWAYS else 0.5
     step.click = CrawlRequest(event_id=derived_event_id(page.event_id, "click", best.url), site=page.site,
                               url=best.url, crawl_id=page.crawl_id, depth=best.depth, max_depth=page.max_depth,
                               max_pages=page.max_pages, reason=DISCOVER_REASON, referrer=page.final_url)

@@ -1,12 +1,14 @@
 """The RL crawler agent (Liao & Chang; DESIGN.md row 1): a policy network scores every anchor the agent could
 click, and learns by REINFORCE which ones lead to a site's event/news listing page.
 
-π(a) = sigmoid(MLP(Anchor-Net(a) ⊕ Tag-Net(a))):
+π(a) = sigmoid(MLP(Anchor-Net(a) ⊕ Tag-Net(a))), the chance that clicking a lies on the way to a source page:
 - Anchor-Net: the anchor's text embedded by a pretrained multilingual sentence encoder (cached: menus repeat
   on every page of a site) → MLP. Our addition: the words of the link's URL path, embedded the same way,
   beside the text (image links have no text, and paths like /events/ carry the same words).
 - Tag-Net: the bag of tags of the anchor's DOM tag path → BiLSTM over the page's anchors in document order,
   so an anchor is read with its menu neighbours.
+Our addition: a second head on the same joint features, h(a), the chance that the click lands on a source page
+itself — π is high for a hub page's link too, so judging the page a click opens takes h as its prior.
 The action set is the current page's anchors ∪ the frontier of anchors seen and not clicked, each scored in the
 context of the page it was last seen on. While training the agent explores ε-greedily and keeps the
 log-softmax of each click over its action set (for REINFORCE, Eq. 8/10), and — with the auxiliary task — its
@@ -73,6 +75,7 @@ class PolicyNet(nn.Module):
         self.joint = nn.Sequential(nn.Linear(shape.anchor_hidden + 2 * shape.tag_hidden, shape.joint_hidden),
                                    nn.ReLU())
         self.policy_head = nn.Linear(shape.joint_hidden, 1)
+        self.hit_head = nn.Linear(shape.joint_hidden, 1)
         # The auxiliary task (training only): each anchor's box and its neighbours' from the same features.
         self.box_head = nn.Linear(shape.joint_hidden, BOX_TARGETS)
 
@@ -81,9 +84,10 @@ class PolicyNet(nn.Module):
         tags, _ = self.tag_net(self.tag_input(bags).unsqueeze(0))
         return self.joint(torch.cat([self.anchor_net(texts), tags.squeeze(0)], dim=1))
 
-    def forward(self, texts: torch.Tensor, bags: torch.Tensor) -> torch.Tensor:
-        """Logits of one page's anchors."""
-        return self.policy_head(self.features(texts, bags)).squeeze(1)
+    def forward(self, texts: torch.Tensor, bags: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits of one page's anchors: π's and h's."""
+        features = self.features(texts, bags)
+        return self.policy_head(features).squeeze(1), self.hit_head(features).squeeze(1)
 
 
 @dataclass
@@ -92,6 +96,7 @@ class _Page:
     texts: torch.Tensor
     bags: torch.Tensor
     logits: torch.Tensor | None = None
+    hit_logits: torch.Tensor | None = None
     # While learning with the auxiliary task: the anchors' box targets and the net's prediction of them.
     box_targets: torch.Tensor | None = None
     boxes: torch.Tensor | None = None
@@ -99,9 +104,10 @@ class _Page:
 
 @dataclass
 class Click:
-    """One click of a training episode: its log-probability over the action set and its logit."""
+    """One click of a training episode: its log-probability over the action set, its π and h logits."""
     log_prob: torch.Tensor
     logit: torch.Tensor
+    hit_logit: torch.Tensor
 
 
 @dataclass
@@ -129,6 +135,8 @@ class RLCrawler:
         self.seen_at: dict[str, tuple[int, int]] = {}
         self.clicks: list[Click] = []
         self.best_scores: list[float] = []
+        # h of the link clicked last: the prior for judging the page it opened.
+        self.last_hit_score = 0.5
         self.page_url = ""
 
     def observe(self, clicked: Candidate | None, url: str, html: str) -> None:
@@ -156,17 +164,19 @@ class RLCrawler:
                 with torch.set_grad_enabled(self.learning):
                     features = self.net.features(page.texts, page.bags)
                     page.logits = self.net.policy_head(features).squeeze(1)
+                    page.hit_logits = self.net.hit_head(features).squeeze(1)
                     if page.box_targets is not None:
                         page.boxes = self.net.box_head(features)
-        return torch.stack([self.pages[page].logits[position]
-                            for page, position in (self.seen_at[c.url] for c in frontier)])
+        where = [self.seen_at[c.url] for c in frontier]
+        return (torch.stack([self.pages[page].logits[position] for page, position in where]),
+                torch.stack([self.pages[page].hit_logits[position] for page, position in where]))
 
     def choose(self, on_page: list[Candidate], frontier: list[Candidate]) -> Candidate | None:
         if on_page:
             self._add_page(on_page)
         if not frontier:
             return None
-        logits = self._logits(frontier)
+        logits, hit_logits = self._logits(frontier)
         best = int(torch.argmax(logits))
         best_score = float(torch.sigmoid(logits[best].detach()))
         self.best_scores.append(best_score)
@@ -174,7 +184,8 @@ class RLCrawler:
             return None
         index = self.rng.randrange(len(frontier)) if self.learning and self.rng.random() < self.epsilon else best
         if self.learning:
-            self.clicks.append(Click(torch.log_softmax(logits, dim=0)[index], logits[index]))
+            self.clicks.append(Click(torch.log_softmax(logits, dim=0)[index], logits[index], hit_logits[index]))
+        self.last_hit_score = float(torch.sigmoid(hit_logits[index].detach()))
         return frontier[index]
 
     def box_loss(self) -> torch.Tensor | None:
@@ -184,12 +195,13 @@ class RLCrawler:
             return None
         return torch.cat([(page.boxes - page.box_targets).pow(2).mean(dim=1) for page in pages]).mean()
 
-    def scores(self, anchors: list[Candidate]) -> np.ndarray:
-        """π(a) for one page's anchors in document order (batched inference, no episode state)."""
+    def scores(self, anchors: list[Candidate]) -> tuple[np.ndarray, np.ndarray]:
+        """π(a) and h(a) for one page's anchors in document order (batched inference, no episode state)."""
         if not anchors:
-            return np.zeros(0, dtype=np.float32)
+            return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
         with torch.inference_mode():
-            return torch.sigmoid(self.net(*self._features(anchors))).numpy()
+            way, hit = self.net(*self._features(anchors))
+            return torch.sigmoid(way).numpy(), torch.sigmoid(hit).numpy()
 
     def save(self, path: Path) -> None:
         shape = self.net.shape

@@ -3,7 +3,11 @@ reward (the seed's Eq. 4; DESIGN.md row 1).
 
 No label is read here: an episode ends at the first page the classifier judges a source page (P ≥ its
 threshold, the page's evidence alone — the agent's own score as a prior would reward it for its own belief),
-and that click earns +1; every other click earns the miss reward. Otherwise as pre-training: REINFORCE over
+and that click earns +1; every other click earns the miss reward. The reward's classifier reads the page's
+content only (the paper's four texts, REWARD_INPUT), not also its URL path as the stream's does: the agent
+reads the link's path already, and a reward from the same words would teach it nothing new — on the
+simulated web a path-reading classifier scores the /blog/ decoys 0.6–0.8 and would reward clicking them.
+Otherwise as pre-training: REINFORCE over
 the action set (Eq. 8/10) and the outcome BCE, now on the judged outcome; batches of 10 sites (Table I). The
 auxiliary box task is not trained here: unlabelled sites are not rendered. Clicks may go deeper than in
 pre-training (5 by default), since what the labelled sites cannot teach is the way through hub pages.
@@ -25,6 +29,8 @@ from models.discovery_rl import RLCrawler
 from models.discovery_rl_training import adaptive_threshold, epsilon_at, greedy_episodes, reinforce_loss
 from models.source_classifier import SourcePageClassifier, with_click_prior
 
+REWARD_INPUT = "four_texts"
+
 
 @dataclass(frozen=True)
 class FinetuneConfig:
@@ -42,7 +48,7 @@ class FinetuneConfig:
 
 class PageJudge:
     """Whether a fetched page is a source page, as the classifier judges it: wraps a fetch, remembers what it
-    read, and scores each page once. With `prior` (the score of the link just clicked) the classifier's
+    read, and scores each page once. With `prior` (the agent's h of the link just clicked) the classifier's
     evidence is combined with it as the stream does (models.source_classifier.with_click_prior)."""
 
     def __init__(self, classifier: SourcePageClassifier, fetch: Fetch,

@@ -6,7 +6,7 @@ max(floor, −0.1 − ⌊epoch/2⌋·0.1) for any other (DESIGN.md writes the fl
 −0.1; it is a setting). REINFORCE (Eq. 8, 10): each click's log-softmax over its action set, weighted by the
 return from that click on. Our addition: the binary cross-entropy of each click's π(a) against whether it
 lay on the way to the source page reached — the softmax alone leaves the scores' level free, and the stop
-threshold compares levels. With the auxiliary task, the loss is α·Lc + (1−α)·La: Lc the above, La the mean squared error of
+threshold compares levels — and of each click's h(a) against whether it landed on the source page. With the auxiliary task, the loss is α·Lc + (1−α)·La: Lc the above, La the mean squared error of
 the anchors' predicted boxes (theirs and their neighbours', models.anchor_boxes) on the episode's pages,
 which are rendered when first fetched. After training, η (Eq. 5) is the weighted mean of the agent's click
 scores in ε = 0 episodes on the training sites, clicks on the way to a source page and the others weighing
@@ -57,17 +57,18 @@ def miss_reward(epoch: int, config: PretrainConfig) -> float:
 
 def reinforce_loss(agent: RLCrawler, episode: Episode, miss: float, outcome_weight: float) -> torch.Tensor:
     """Eq. 8/10 over the episode's clicks: −return · log π(click | action set), the return summing +1 for the
-    click that reached a source page and `miss` for every other; plus the outcome BCE of each click's score,
+    click that reached a source page and `miss` for every other; plus the outcome BCE of each click's π,
     whose target is whether the click lies on the way to the source page reached (a hub page's link leads
-    there as surely as the last link does)."""
+    there as surely as the last link does), and of its h, whether it landed on the source page."""
     hits = [index == episode.clicks - 1 and bool(episode.reached) for index in range(episode.clicks)]
     rewards = [1.0 if hit else miss for hit in hits]
     returns = np.cumsum(rewards[::-1])[::-1]
     on_way = set(episode.way)
+    bce = nn.functional.binary_cross_entropy_with_logits
     loss = torch.zeros(())
-    for index, (click, ret) in enumerate(zip(agent.clicks, returns)):
-        loss = loss - float(ret) * click.log_prob + outcome_weight * nn.functional.binary_cross_entropy_with_logits(
-            click.logit, torch.tensor(float(index in on_way)))
+    for index, (click, hit, ret) in enumerate(zip(agent.clicks, hits, returns)):
+        outcome = bce(click.logit, torch.tensor(float(index in on_way))) + bce(click.hit_logit, torch.tensor(float(hit)))
+        loss = loss - float(ret) * click.log_prob + outcome_weight * outcome
     return loss
 
 

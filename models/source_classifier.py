@@ -2,8 +2,10 @@
 
 As in the seed paper, four texts stand for a page — its largest and second-largest data regions (from the
 record extractor's MDR regions), its title, and the text of the middle 50 % of its elements — each encoded
-by a pretrained multilingual sentence encoder; the four vectors are concatenated → MLP → sigmoid. The
-paper's ablation reads the whole page text as one text instead. Training data: the labelled sites' pages
+by a pretrained multilingual sentence encoder; the four vectors are concatenated → MLP → sigmoid. Our
+addition: a fifth text, the words of the page's URL path (/events/, /aktuelles/ say what most listing pages
+say of themselves; site-grouped CV: F1 0.38 → 0.68 on <data>/sites). The paper's ablation reads the whole
+page text as one text instead. Training data: the labelled sites' pages
 (source pages positive, the sites' other pages negative), compared by site-grouped cross-validation.
 """
 
@@ -19,6 +21,7 @@ import torch
 from torch import nn
 
 from models.discovery_data import load_sites
+from models.discovery_rl import path_words
 from models.dom import normalize_space, parse_html
 from models.records import extract_records
 from models.model_files import load_checked
@@ -30,7 +33,11 @@ NEGATIVES_PER_SITE = 25
 TRAIN_ONLY = "train-only:"
 HIDDEN = 256
 EPOCHS = 60
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# What stands for a page: the four texts and its URL path's words (the default), the paper's four texts, or the
+# paper's ablation, the whole page text.
+PAGE_INPUTS = ("four_texts_and_path", "four_texts", "whole_page")
+DEFAULT_INPUT = PAGE_INPUTS[0]
 DEFAULT_CLASSIFIER = Path(__file__).with_name("classifier_default.pt")
 
 
@@ -86,17 +93,21 @@ def listing_pages(directory: Path) -> list[LabelledPage]:
             for page in load_city_scrapers(directory) if page.role == "listing"]
 
 
-def html_vectors(documents: Sequence[tuple[str, str]], encoder: TextEncoder, whole_page: bool = False) -> np.ndarray:
-    """The classifier's input for (html, url) documents: the four texts' embeddings, or the whole text's."""
-    if whole_page:
+def html_vectors(documents: Sequence[tuple[str, str]], encoder: TextEncoder,
+                 page_input: str = DEFAULT_INPUT) -> np.ndarray:
+    """The classifier's input for (html, url) documents: the embeddings of one of PAGE_INPUTS."""
+    if page_input == "whole_page":
         return encoder.encode([whole_text(html) for html, _ in documents])
     texts = [four_texts(html, url) for html, url in documents]
-    return np.concatenate([encoder.encode([t[i] for t in texts]) for i in range(4)], axis=1)
+    vectors = [encoder.encode([t[i] for t in texts]) for i in range(4)]
+    if page_input == "four_texts_and_path":
+        vectors.append(encoder.encode([path_words(url) for _, url in documents]))
+    return np.concatenate(vectors, axis=1)
 
 
-def page_vectors(pages: Sequence[LabelledPage], encoder: TextEncoder, whole_page: bool = False) -> np.ndarray:
+def page_vectors(pages: Sequence[LabelledPage], encoder: TextEncoder, page_input: str = DEFAULT_INPUT) -> np.ndarray:
     return html_vectors([(page.html, f"http://{page.site}.invalid{page.path}") for page in pages], encoder,
-                        whole_page)
+                        page_input)
 
 
 class SourcePageMLP(nn.Module):
@@ -126,32 +137,34 @@ def train_classifier(vectors: np.ndarray, labels: np.ndarray, seed: int = 13) ->
 
 @dataclass
 class SourcePageClassifier:
-    """The trained four-text classifier with its encoder's name: P(source page) for fetched pages."""
+    """The trained classifier with its encoder's name and page input: P(source page) for fetched pages."""
 
     mlp: SourcePageMLP
     encoder: TextEncoder
     threshold: float = 0.5
     trained_on: list[str] = field(default_factory=list)
+    page_input: str = DEFAULT_INPUT
 
     def predict(self, documents: Sequence[tuple[str, str]]) -> np.ndarray:
         """P(source page) of each (html, url), batched."""
         if not documents:
             return np.zeros(0, dtype=np.float32)
         with torch.inference_mode():
-            vectors = torch.from_numpy(html_vectors(documents, self.encoder).astype(np.float32))
+            vectors = torch.from_numpy(html_vectors(documents, self.encoder, self.page_input).astype(np.float32))
             return torch.sigmoid(self.mlp(vectors)).numpy()
 
     def save(self, path: Path) -> None:
         torch.save({"format_version": FORMAT_VERSION, "encoder": self.encoder.name, "threshold": self.threshold,
-                    "inputs": self.mlp.layers[0].in_features, "trained_on": self.trained_on,
-                    "state": self.mlp.state_dict()}, path)
+                    "inputs": self.mlp.layers[0].in_features, "page_input": self.page_input,
+                    "trained_on": self.trained_on, "state": self.mlp.state_dict()}, path)
 
     @classmethod
     def load(cls, path: Path) -> SourcePageClassifier:
         saved = load_checked(path, "source-page classifier", FORMAT_VERSION)
         mlp = SourcePageMLP(saved["inputs"])
         mlp.load_state_dict(saved["state"])
-        return cls(mlp.eval(), get_encoder(saved["encoder"]), saved["threshold"], saved["trained_on"])
+        return cls(mlp.eval(), get_encoder(saved["encoder"]), saved["threshold"], saved["trained_on"],
+                   saved["page_input"])
 
 
 def with_click_prior(page_probability: float, click_score: float) -> float:
@@ -164,12 +177,14 @@ def with_click_prior(page_probability: float, click_score: float) -> float:
     return float(1 / (1 + np.exp(-logit)))
 
 
-def train_source_classifier(paths: Sequence[Path], encoder_name: str = "use") -> SourcePageClassifier:
+def train_source_classifier(paths: Sequence[Path], encoder_name: str = "use",
+                            page_input: str = DEFAULT_INPUT) -> SourcePageClassifier:
     """The classifier trained on every labelled page of these sites."""
     pages = labelled_pages(paths)
     encoder = get_encoder(encoder_name)
-    mlp = train_classifier(page_vectors(pages, encoder), np.array([page.source for page in pages]))
-    return SourcePageClassifier(mlp, encoder, trained_on=sorted({page.site for page in pages}))
+    mlp = train_classifier(page_vectors(pages, encoder, page_input), np.array([page.source for page in pages]))
+    return SourcePageClassifier(mlp, encoder, trained_on=sorted({page.site for page in pages}),
+                                page_input=page_input)
 
 
 def scores(predicted: np.ndarray, labels: np.ndarray) -> dict:

@@ -19,6 +19,9 @@ class Anchor(BaseModel):
     same_site: bool = True
     # Policy score (None for BFS, which does not rank).
     score: float | None = None
+    # The RL agent's h(a): the chance that the click lands on a source page itself (a hub's link scores high
+    # on π, low here); the prior for judging the page it opens. None for policies without one.
+    hit_score: float | None = None
 
 
 class LinksScored(CrawlScoped):

@@ -607,7 +607,7 @@ def cmd_eval_discovery(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_classifier(args: argparse.Namespace) -> int:
-    from models.source_classifier import cross_validate, labelled_pages, listing_pages, page_vectors
+    from models.source_classifier import PAGE_INPUTS, cross_validate, labelled_pages, listing_pages, page_vectors
     from models.text_encoders import EncoderUnavailable, get_encoder
 
     if not args.sites:
@@ -631,17 +631,17 @@ def cmd_eval_classifier(args: argparse.Namespace) -> int:
                           + (f"; {args.extra_positives} listing pages added to every training fold"
                              if args.extra_positives else ""),
               "encoder": args.encoder, "sites": sites}
-    for name, whole in (("four_texts", False), ("whole_page", True)):
+    for name in PAGE_INPUTS:
         print(f"  encoding ({name}) …", file=sys.stderr)
-        result[name] = cross_validate(pages, page_vectors(pages, encoder, whole), folds, args.fold_seed)
+        result[name] = cross_validate(pages, page_vectors(pages, encoder, name), folds, args.fold_seed)
     if args.json:
         _print_json(result)
         return 0
     print(f"{result['four_texts']['pages']} pages of {sites} sites ({result['four_texts']['source_pages']} source "
           f"pages); {result['protocol']}; encoder {args.encoder}")
-    for name in ("four_texts", "whole_page"):
+    for name in PAGE_INPUTS:
         f = result[name]
-        print(f"  {name:<10} accuracy {f['accuracy']}, precision {f['precision']}, recall {f['recall']}, f1 {f['f1']}")
+        print(f"  {name:<19} accuracy {f['accuracy']}, precision {f['precision']}, recall {f['recall']}, f1 {f['f1']}")
     return 0
 
 

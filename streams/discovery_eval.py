@@ -22,9 +22,9 @@ from models.discovery_episode import Episode, Fetch, figures, run_episode
 from models.discovery_policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery_qlearning import QLearningCrawler
 from models.discovery_rl import DEFAULT_AGENT, RLCrawler, new_agent
-from models.discovery_rl_finetuning import FinetuneConfig, finetune
+from models.discovery_rl_finetuning import REWARD_INPUT, FinetuneConfig, finetune
 from models.discovery_rl_training import PretrainConfig, greedy_episodes, pretrain
-from models.source_classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
+from models.source_classifier import DEFAULT_CLASSIFIER, SourcePageClassifier, train_source_classifier
 from models.text_encoders import get_encoder
 from streams.discovery_judged import FoldClassifiers, judged_episodes
 from streams.discovery_sites import served, simulated_web
@@ -111,7 +111,7 @@ def _fixed_steps(runs: list[tuple[Episode, list[float]]]) -> dict:
 @dataclass(frozen=True)
 class Finetuning:
     """Fine-tuning after pre-training (Eq. 4): on `sites` sites of the simulated web of `seed`, its truth unread,
-    with the fold's classifier as reward."""
+    with a content-only classifier trained on the same labelled sites as reward."""
 
     sites: int
     seed: int = 3
@@ -158,7 +158,9 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                     progress: Callable[[str], None] | None, finetuning: Finetuning | None = None) -> dict:
     results: dict[str, dict] = {}
     if "rl" in policies and folds:
-        classifiers = FoldClassifiers([site.folder.root.parent for site in sites], get_encoder("use"))
+        folders = [site.folder.root.parent for site in sites]
+        classifiers = FoldClassifiers(folders, get_encoder("use"))
+        rewards = FoldClassifiers(folders, get_encoder("use"), REWARD_INPUT) if finetuning else None
     async with _renderer(config, "rl" in policies and bool(folds)) as boxes, _finetuning_web(finetuning) as web:
         for name in policies:
             learning = name in LEARNING and bool(folds)
@@ -183,7 +185,7 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                     if learning and web is not None:
                         eta_runs = await greedy_episodes(agent, train, homepages, fetch, config.max_steps)
                         finetuned.finetuning_curve.append(await finetune(
-                            agent, *web, classifier, finetuning.config, eta_runs=eta_runs))
+                            agent, *web, rewards.trained_on(train), finetuning.config, eta_runs=eta_runs))
                         await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, finetuned)
                 results[name] = pretrained.report(sites)
                 if finetuned.episodes:
@@ -270,8 +272,8 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
                 progress: Callable[[int, dict], None] | None = None, finetuning: Finetuning | None = None,
                 start_from: Path | None = None) -> tuple[RLCrawler, list[dict]]:
     """An agent pre-trained on every labelled site of these folders (served on loopback) — or the one saved
-    at `start_from`, not pre-trained again — then, with `finetuning`, fine-tuned on the simulated web with the
-    shipped classifier as reward; η is set on both kinds of sites. Returns the agent and its learning curve
+    at `start_from`, not pre-trained again — then, with `finetuning`, fine-tuned on the simulated web with a
+    content-only classifier trained on the same sites as reward; η is set on both kinds of sites. Returns the agent and its learning curve
     (pre-training's on its training sites, then fine-tuning's)."""
     sites = load_sites(paths)
     if not sites:
@@ -287,7 +289,8 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
                                          anchor_boxes=boxes)
             if web is not None:
                 eta_runs = await greedy_episodes(agent, sites, homepages, fetch, config.max_steps)
-                history += await finetune(agent, *web, shipped_classifier(), finetuning.config, progress=progress,
+                reward = train_source_classifier(paths, page_input=REWARD_INPUT)
+                history += await finetune(agent, *web, reward, finetuning.config, progress=progress,
                                           eta_runs=eta_runs)
         return agent, history
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 def plot_discovery(result: dict, prefix: Path) -> list[Path]:
     """PREFIX-learning.png: recall within 1, 2, 3 clicks on the held-out sites after each epoch (mean over the
-    folds); PREFIX-stopping.png: precision, recall and unit cost of 1, 2, 3 fixed clicks beside η's. Returns the
-    files written."""
+    folds); PREFIX-stopping.png: precision, recall and unit cost of 1, 2, 3 fixed clicks beside η's (and the
+    fine-tuned agent's, when the run fine-tuned). Returns the files written."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display
@@ -27,9 +27,11 @@ def plot_discovery(result: dict, prefix: Path) -> list[Path]:
                  title="RL agent learning curve (site-grouped CV)")
         axes.legend(loc="lower right")
         written.append(_save(figure, prefix, "learning"))
-    figure, axes = plt.subplots(1, 2, figsize=(9, 4))
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
     variants = [(f"{k} fixed", agent["fixed_steps"][k]) for k in sorted(agent.get("fixed_steps", {}))]
     variants.append(("adaptive η", agent))
+    if "rl_finetuned" in result:
+        variants.append(("fine-tuned, η", result["rl_finetuned"]))
     names = [name for name, _ in variants]
     for offset, metric in enumerate(("precision", "recall")):
         axes[0].bar([i + 0.4 * offset for i in range(len(variants))], [v[metric] or 0 for _, v in variants], 0.4,

@@ -112,7 +112,7 @@ def test_eval_classifier_cross_validates_by_site_on_real_sites(data_dir):
     folders = sorted(path for path in (data_dir / "sites").iterdir() if path.is_dir())[:8]
     result = cli_json(["eval", "classifier", "--sites", *map(str, folders), "--folds", "4"], env, timeout=600)
     assert result["sites"] == 8 and "4-fold" in result["protocol"]
-    for name in ("four_texts", "whole_page"):
+    for name in ("four_texts_and_path", "four_texts", "whole_page"):
         figures = result[name]
         assert figures["pages"] > figures["source_pages"] > 0
         assert 0 <= figures["precision"] <= 1 and 0 <= figures["recall"] <= 1
@@ -159,7 +159,8 @@ def test_the_rl_agent_learns_to_click_the_event_link_and_saves_its_whole_recipe(
     anchors = [Candidate("http://x/about/", "About", "html/body/nav/ul/li/a", 1, 0),
                Candidate("http://x/events/", "Events", "html/body/nav/ul/li/a", 1, 1)]
     assert np.allclose(loaded.scores(anchors), agent.scores(anchors)) and loaded.eta == agent.eta
-    assert loaded.scores(anchors)[1] > loaded.scores(anchors)[0]
+    way, hit = loaded.scores(anchors)
+    assert way[1] > way[0] and hit[1] > hit[0]
 
     saved = torch.load(tmp_path / "agent.pt", weights_only=True)
     torch.save(saved | {"format_version": FORMAT_VERSION + 1}, tmp_path / "newer.pt")
@@ -218,24 +219,25 @@ def test_eval_discovery_on_the_simulated_web_labels_its_sites_by_the_truth():
     assert refused.returncode == 2 and "held-out" in refused.stderr
 
 
-def test_fine_tuning_with_the_classifier_as_reward_learns_the_way_through_hub_pages(tmp_path):
-    # The shipped agent was pre-trained on real sites whose source pages are mostly one click deep; fine-tuned
-    # on simulated sites of one seed (their truth never read: the shipped classifier is the reward), it finds
-    # the source pages behind 1–3 hub pages on sites of another seed.
-    from models.discovery_rl import DEFAULT_AGENT, RLCrawler
+def test_fine_tuning_with_the_classifier_as_reward_learns_the_way_through_hub_pages(data_dir, tmp_path):
+    # The shipped pre-trained agent learned on real sites whose source pages are mostly one click deep;
+    # fine-tuned on simulated sites of one seed (their truth never read: the reward is a classifier trained on
+    # the real sites' pages), it finds the source pages behind 1–3 hub pages on sites of another seed.
+    from models.discovery_rl import RLCrawler
 
-    _clubs(tmp_path / "sites", 3)
+    pretrained = Path(__file__).parents[2] / "models" / "discovery_pretrained.pt"
     env = {"PATH": "/usr/bin:/bin"}
-    trained = run_cli(["train", "discovery", "--sites", str(tmp_path / "sites"), "--from", str(DEFAULT_AGENT),
-                       "--finetune-simweb", "30", "--finetune-epochs", "25", "--out", str(tmp_path / "tuned.pt")], env)
+    trained = run_cli(["train", "discovery", "--sites", str(data_dir / "sites"), "--from", str(pretrained),
+                       "--finetune-simweb", "30", "--finetune-epochs", "25", "--out", str(tmp_path / "tuned.pt")], env,
+                      timeout=600)
     assert trained.returncode == 0, trained.stderr[-3000:]
     assert "fine-tuned on 30 simulated sites" in trained.stdout
     tuned = RLCrawler.load(tmp_path / "tuned.pt")
-    assert len(tuned.finetuned_on) == 30 and tuned.trained_on == RLCrawler.load(DEFAULT_AGENT).trained_on
+    assert len(tuned.finetuned_on) == 30 and tuned.trained_on == RLCrawler.load(pretrained).trained_on
 
     def held_out(model: Path) -> dict:
         return cli_json(["eval", "discovery", "--simweb", "12", "--simweb-seed", "7", "--policy", "rl", "--model",
                          str(model)], env)["rl"]
 
-    before, after = held_out(DEFAULT_AGENT), held_out(tmp_path / "tuned.pt")
+    before, after = held_out(pretrained), held_out(tmp_path / "tuned.pt")
     assert before["recall"] < 0.7 and after["recall"] >= 0.85 and after["clicks_on_negative_sites"] <= 1.0

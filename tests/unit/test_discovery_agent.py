@@ -18,7 +18,9 @@ def page(url: str, depth: int, ok: bool = True, max_pages: int = 11) -> PageFetc
 
 
 def anchors(**scores: float) -> list[Anchor]:
-    return [Anchor(url=f"http://e.org/{name}/", text=name, score=score) for name, score in scores.items()]
+    """Anchors whose π and h are the same score."""
+    return [Anchor(url=f"http://e.org/{name}/", text=name, score=score, hit_score=score)
+            for name, score in scores.items()]
 
 
 def test_the_best_anchor_is_clicked_and_a_source_page_ends_the_episode_found():
@@ -47,6 +49,17 @@ def test_the_click_prior_and_the_page_evidence_add_as_log_odds():
     assert with_click_prior(0.2, 0.8) == pytest.approx(0.5)
     assert with_click_prior(0.25, 0.996) > 0.98 and with_click_prior(0.03, 0.5) == pytest.approx(0.03)
     assert 0 < with_click_prior(0.0, 1.0) < 1
+
+
+def test_a_hub_link_is_clicked_on_its_way_score_and_its_page_judged_on_its_hit_score():
+    home = page(HOME, 0)
+    episode = open_episode(home)
+    hub = Anchor(url="http://e.org/community/", text="Community", score=0.9, hit_score=0.1)
+    assert advance(episode, home, [hub, *anchors(about=0.3)], None, 0.5, 0.3, "rl").click.url == hub.url
+    # The hub page looks a little like a listing (0.6): with π as the prior it would pass; with h it does not.
+    step = advance(episode, page(hub.url, 1), anchors(events=0.95), 0.6, 0.5, 0.3, "rl")
+    assert with_click_prior(0.6, 0.9) >= 0.5 > with_click_prior(0.6, 0.1)
+    assert step.found is None and step.click.url == "http://e.org/events/"
 
 
 def test_the_episode_stops_when_the_best_score_is_at_or_below_eta():
