@@ -49,7 +49,9 @@ def models() -> tuple[RLCrawler, SourcePageClassifier, str]:
     files = model_files()
     agent = RLCrawler.load(files["discovery agent"])
     classifier = SourcePageClassifier.load(files["source-page classifier"])
-    policy = f"rl η={agent.eta:.3f} on {len(agent.trained_on)} sites; classifier on {len(classifier.trained_on)}"
+    policy = (f"rl η={agent.eta:.3f} on {len(agent.trained_on)} sites"
+              + (f" + {len(agent.finetuned_on)} fine-tuning" if agent.finetuned_on else "")
+              + f"; classifier on {len(classifier.trained_on)}")
     log.info("discovery: %s", policy)
     return agent, classifier, policy
 

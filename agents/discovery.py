@@ -122,8 +122,10 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor],
         return _end(episode, page, "budget", f"{episode.clicks} clicks", policy, step)
     del episode.frontier[best.url]
     episode.visited.append(best.url)
-    episode.clicks += 1
-    episode.last_click_score = best.hit_score if best.hit_score is not None and best.score < FOLLOW_ALWAYS else 0.5
+    # A meta refresh is the page's own redirect, not the agent's click: a browser lands on its target.
+    followed = best.score >= FOLLOW_ALWAYS
+    episode.clicks += 0 if followed else 1
+    episode.last_click_score = 0.5 if followed or best.hit_score is None else best.hit_score
     step.click = CrawlRequest(event_id=derived_event_id(page.event_id, "click", best.url), site=page.site,
                               url=best.url, crawl_id=page.crawl_id, depth=best.depth, max_depth=page.max_depth,
                               max_pages=page.max_pages, reason=DISCOVER_REASON, referrer=page.final_url)

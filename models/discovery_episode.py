@@ -1,8 +1,11 @@
 """One discovery episode: from a homepage, click until the policy stops, the click budget is spent, or (first-hit
 stopping) a source page is reached; and DESIGN.md's figures over a set of episodes.
 
-Clicks are fetches of same-site links (links out of the site are never followed); the homepage's own fetch
-is not a click. Whether a page is a source page is the evaluator's knowledge (the labels), never the policy's.
+Clicks are fetches of same-site links (links out of the site are never followed), frames and iframes
+included, as in the stream (agents.discovery); the homepage's own fetch is not a click, and neither is
+following a page's meta refresh: a browser lands on its target as on a redirect's, so a homepage that
+refreshes to the source page reaches it at 0 clicks. Whether a page is a source page is the evaluator's
+knowledge (the labels), never the policy's.
 """
 
 from __future__ import annotations
@@ -10,11 +13,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from agents.links import canonical_url, extract_anchors
+from agents.links import canonical_url, every_way_on
+from schemas.sites import site_of
 from models.discovery_policies import Candidate, DiscoveryPolicy
 
 # url → (final URL, HTML text; "" when the page could not be read)
 Fetch = Callable[[str], Awaitable[tuple[str, str]]]
+# Meta refreshes followed in a row at most (a refresh loop ends there).
+MAX_REFRESHES = 3
 
 
 @dataclass
@@ -37,12 +43,16 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
                       seed: int = 0) -> Episode:
     policy.reset(seed)
     episode = Episode(site, negative)
-    final_url, html = await fetch(homepage)
+    visited = {canonical_url(homepage)}
+    final_url, html, links = await _browse(fetch, homepage, visited)
     if not html:
         episode.end = "error"
         return episode
     policy.observe(None, final_url, html)
-    visited = {canonical_url(homepage), canonical_url(final_url)}
+    if is_source(final_url):
+        episode.reached.append(final_url)
+        episode.end = "found"
+        return episode
     frontier: dict[str, Candidate] = {}
     # url → the click whose page it was first seen on (−1: the homepage), and the clicked URLs in order
     found_on: dict[str, int] = {}
@@ -50,7 +60,7 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
     depth, seen = 0, 0
     while episode.clicks < max_steps:
         on_page = []
-        for anchor in extract_anchors(html, final_url):
+        for anchor in links:
             url = canonical_url(anchor.url)
             if not anchor.same_site or url in visited:
                 continue
@@ -69,8 +79,7 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
         clicked.append(choice.url)
         episode.clicks += 1
         depth = choice.depth
-        final_url, html = await fetch(choice.url)
-        visited.add(canonical_url(final_url))
+        final_url, html, links = await _browse(fetch, choice.url, visited)
         policy.observe(choice, final_url, html)
         if is_source(final_url):
             episode.reached.append(final_url)
@@ -78,6 +87,20 @@ async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: 
             episode.way = _way(len(clicked) - 1, clicked, found_on)
             return episode
     return episode
+
+
+async def _browse(fetch: Fetch, url: str, visited: set[str]) -> tuple[str, str, list]:
+    """A page as a browser shows it: fetched, a same-site meta refresh followed like a redirect (each URL
+    landed on joins `visited`); its final URL, HTML and links (<a>, frames and iframes)."""
+    final_url, html = await fetch(url)
+    visited.add(canonical_url(final_url))
+    for _ in range(MAX_REFRESHES):
+        refresh, links = every_way_on(html, final_url) if html else (None, [])
+        if refresh is None or site_of(refresh) != site_of(final_url) or canonical_url(refresh) in visited:
+            return final_url, html, links
+        final_url, html = await fetch(refresh)
+        visited.add(canonical_url(final_url))
+    return final_url, html, every_way_on(html, final_url)[1] if html else []
 
 
 def _way(last: int, clicked: list[str], found_on: dict[str, int]) -> list[int]:

@@ -128,6 +128,8 @@ def test_a_link_followed_whatever_the_agent_thinks_goes_first_and_is_no_evidence
     episode = open_episode(home)
     refresh = [Anchor(url="http://e.org/home/", score=FOLLOW_ALWAYS), *anchors(events=0.99)]
     assert advance(episode, home, refresh, None, 0.5, 0.3, "rl").click.url == "http://e.org/home/"
-    # The refreshed-to page is judged on the classifier's evidence alone (an even prior).
+    # A redirect of the page's own, not a click; the page it leads to is judged on the classifier's evidence
+    # alone (an even prior).
+    assert episode.clicks == 0
     step = advance(episode, page("http://e.org/home/", 1), [], 0.3, 0.5, 0.3, "rl")
-    assert step.found is None and step.click.url == "http://e.org/events/"
+    assert step.found is None and step.click.url == "http://e.org/events/" and episode.clicks == 1

@@ -48,3 +48,22 @@ def test_the_way_to_the_source_page_leaves_out_detours():
 def test_an_episode_that_finds_nothing_has_no_way():
     stopped = episode(["http://e.org/about/", "http://e.org/team/"])
     assert stopped.end == "stop" and stopped.clicks == 2 and stopped.way == []
+
+
+def test_a_meta_refresh_is_followed_like_a_redirect_and_frames_are_links():
+    pages = {"http://r.org/": '<meta http-equiv="refresh" content="0; url=/news/">',
+             "http://r.org/news/": "<ul><li>Item</li></ul>",
+             "http://f.org/": '<frameset><frame src="/menu.html" name="menu"></frameset>',
+             "http://f.org/menu.html": '<a href="/events/">Events</a>', "http://f.org/events/": "<p>list</p>"}
+
+    async def fetch_any(url: str) -> tuple[str, str]:
+        return url, pages.get(url, "")
+
+    def run(home: str, order: list[str], source: str):
+        return asyncio.run(run_episode(Scripted(order), home, home, fetch_any, lambda url: url == source, False))
+
+    # The homepage refreshes to the source page: reached at 0 clicks.
+    refreshed = run("http://r.org/", [], "http://r.org/news/")
+    assert (refreshed.end, refreshed.clicks, refreshed.reached) == ("found", 0, ["http://r.org/news/"])
+    framed = run("http://f.org/", ["http://f.org/menu.html", "http://f.org/events/"], "http://f.org/events/")
+    assert (framed.end, framed.clicks, framed.way) == ("found", 2, [0, 1])
