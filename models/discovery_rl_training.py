@@ -45,9 +45,9 @@ class PretrainConfig:
     seed: int = 0
 
 
-def epsilon_at(epoch: int, start: float, end: float) -> float:
-    """Table I's schedule: ε falls by 0.1 every 2 epochs from `start` to `end`."""
-    return max(end, start - 0.1 * (epoch // 2))
+def epsilon_at(epoch: int, config: PretrainConfig) -> float:
+    """Table I's schedule: ε falls by 0.1 every 2 epochs from its start to its end."""
+    return max(config.epsilon_end, config.epsilon_start - 0.1 * (epoch // 2))
 
 
 def miss_reward(epoch: int, config: PretrainConfig) -> float:
@@ -55,25 +55,21 @@ def miss_reward(epoch: int, config: PretrainConfig) -> float:
     return max(config.miss_floor, -0.1 - 0.1 * (epoch // 2))
 
 
-def reinforce_loss(agent: RLCrawler, episode: Episode, miss: float, outcome_weight: float) -> torch.Tensor:
+def _episode_loss(agent: RLCrawler, episode: Episode, epoch: int, config: PretrainConfig) -> torch.Tensor:
     """Eq. 8/10 over the episode's clicks: −return · log π(click | action set), the return summing +1 for the
-    click that reached a source page and `miss` for every other; plus the outcome BCE of each click's π,
-    whose target is whether the click lies on the way to the source page reached (a hub page's link leads
-    there as surely as the last link does), and of its h, whether it landed on the source page."""
+    click that reached a source page and Eq. 3's miss reward for every other; plus the outcome BCE of each
+    click's π, whose target is whether the click lies on the way to the source page reached (a hub page's
+    link leads there as surely as the last link does), and of its h, whether it landed on the source page.
+    With boxes on the episode's pages: α·that + (1−α)·the auxiliary task's loss."""
     hits = [index == episode.clicks - 1 and bool(episode.reached) for index in range(episode.clicks)]
-    rewards = [1.0 if hit else miss for hit in hits]
+    rewards = [1.0 if hit else miss_reward(epoch, config) for hit in hits]
     returns = np.cumsum(rewards[::-1])[::-1]
     on_way = set(episode.way)
     bce = nn.functional.binary_cross_entropy_with_logits
     loss = torch.zeros(())
     for index, (click, hit, ret) in enumerate(zip(agent.clicks, hits, returns)):
         outcome = bce(click.logit, torch.tensor(float(index in on_way))) + bce(click.hit_logit, torch.tensor(float(hit)))
-        loss = loss - float(ret) * click.log_prob + outcome_weight * outcome
-    return loss
-
-
-def _episode_loss(agent: RLCrawler, episode: Episode, epoch: int, config: PretrainConfig) -> torch.Tensor:
-    loss = reinforce_loss(agent, episode, miss_reward(epoch, config), config.outcome_weight)
+        loss = loss - float(ret) * click.log_prob + config.outcome_weight * outcome
     box_loss = agent.box_loss()
     return loss if box_loss is None else config.alpha * loss + (1 - config.alpha) * box_loss
 
@@ -123,28 +119,9 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
     optimizer = torch.optim.Adam(agent.net.parameters(), lr=config.learning_rate)
     history = []
     for epoch in range(config.epochs):
-        agent.net.train()
-        order = rng.sample(list(sites), len(sites))
-        losses = []
-        for start in range(0, len(order), config.batch_sites):
-            batch = order[start:start + config.batch_sites]
-            loss = torch.zeros(())
-            for site in batch:
-                agent.learning, agent.epsilon = True, epsilon_at(epoch, config.epsilon_start, config.epsilon_end)
-                episode = await run_episode(agent, site.name, homepages[site.name], training_fetch,
-                                            site.is_source, site.negative, config.max_steps,
-                                            seed=rng.randrange(1 << 30))
-                if agent.clicks:
-                    loss = loss + _episode_loss(agent, episode, epoch, config)
-            if loss.requires_grad:
-                optimizer.zero_grad()
-                (loss / len(batch)).backward()
-                optimizer.step()
-                losses.append(loss.item() / len(batch))
-        agent.net.eval()
+        _, losses = await train_epoch(agent, sites, homepages, training_fetch, config, epoch, rng, optimizer)
         runs = await greedy_episodes(agent, curve_sites or sites, homepages, fetch, config.max_steps)
-        point = {"epoch": epoch + 1, "epsilon": epsilon_at(epoch, config.epsilon_start, config.epsilon_end),
-                 "loss": round(float(np.mean(losses)), 4) if losses else None,
+        point = {"epoch": epoch + 1, "epsilon": epsilon_at(epoch, config), "loss": mean_loss(losses),
                  "recall_at_clicks": recall_at_clicks(runs, config.max_steps)}
         history.append(point)
         if progress:
@@ -153,6 +130,38 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
     agent.learning, agent.anchor_boxes = False, None
     agent.trained_on = sorted(site.name for site in sites)
     return history
+
+
+async def train_epoch(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: dict[str, str], fetch: Fetch,
+                      config: PretrainConfig, epoch: int, rng: random.Random,
+                      optimizer: torch.optim.Optimizer) -> tuple[list[Episode], list[float]]:
+    """One epoch of REINFORCE: the sites in a random order, in batches of config.batch_sites, one ε-greedy
+    episode each (a site tells which pages are source pages: by its labels, or by a classifier's judgement),
+    one optimizer step per batch. Returns the episodes and each batch's loss; the net is left in eval mode."""
+    agent.net.train()
+    order = rng.sample(list(sites), len(sites))
+    episodes, losses = [], []
+    for start in range(0, len(order), config.batch_sites):
+        batch = order[start:start + config.batch_sites]
+        loss = torch.zeros(())
+        for site in batch:
+            agent.learning, agent.epsilon = True, epsilon_at(epoch, config)
+            episode = await run_episode(agent, site.name, homepages[site.name], fetch, site.is_source,
+                                        site.negative, config.max_steps, seed=rng.randrange(1 << 30))
+            episodes.append(episode)
+            if agent.clicks:
+                loss = loss + _episode_loss(agent, episode, epoch, config)
+        if loss.requires_grad:
+            optimizer.zero_grad()
+            (loss / len(batch)).backward()
+            optimizer.step()
+            losses.append(loss.item() / len(batch))
+    agent.net.eval()
+    return episodes, losses
+
+
+def mean_loss(losses: list[float]) -> float | None:
+    return round(float(np.mean(losses)), 4) if losses else None
 
 
 def _rendering(fetch: Fetch, anchor_boxes: AnchorBoxes) -> Fetch:
