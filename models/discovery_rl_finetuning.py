@@ -11,8 +11,11 @@ Otherwise as pre-training: REINFORCE over
 the action set (Eq. 8/10) and the outcome BCE, now on the judged outcome; batches of 10 sites (Table I). The
 auxiliary box task is not trained here: unlabelled sites are not rendered. Clicks may go deeper than in
 pre-training (5 by default), since what the labelled sites cannot teach is the way through hub pages.
-After fine-tuning, η (Eq. 5) is set again on ε = 0 episodes — on the fine-tuning sites as judged, and on any
-labelled sites given — so that it reads the fine-tuned net's scores.
+Our addition: the labelled sites of pre-training may be rehearsed in the same batches (with their labels as
+reward), so that what the agent learns of other sites does not overwrite what it knew of real ones.
+η: with pre-training's out-of-fold rule (the default) the pre-trained agent's η is kept — rehearsal keeps its
+scores on real sites where they were — and with Eq. 5 it is set again on ε = 0 episodes of every site it was
+fine-tuned on, the unlabelled ones as judged.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
+from models.discovery_data import LabelledSite
 from models.discovery_episode import Fetch
 from models.discovery_rl import RLCrawler
 from models.discovery_rl_training import (PretrainConfig, adaptive_threshold, epsilon_at, greedy_episodes, mean_loss,
@@ -87,26 +91,31 @@ class JudgedSite:
 async def finetune(agent: RLCrawler, sites: Sequence[str], homepages: dict[str, str], fetch: Fetch,
                    classifier: SourcePageClassifier, config: FinetuneConfig = FinetuneConfig(),
                    progress: Callable[[int, dict], None] | None = None,
-                   eta_runs: Sequence = ()) -> list[dict]:
-    """Fine-tune the agent on these unlabelled sites (names → homepages), then set its η on ε = 0 episodes of
-    them (as judged) together with `eta_runs` (greedy episodes on labelled sites, if any). Returns each epoch's
-    point: the share of sites whose training episode ended on a judged source page, and the loss."""
+                   rehearsed: Sequence[LabelledSite] = ()) -> list[dict]:
+    """Fine-tune the agent on these unlabelled sites, with the `rehearsed` labelled ones among them (`homepages`
+    names both kinds), then set its η on ε = 0 episodes of all. Returns each epoch's point: the share of the
+    unlabelled sites whose training episode ended on a judged source page, and the loss."""
     judge = PageJudge(classifier, fetch)
     judged = [JudgedSite(name, judge) for name in sites]
+    everything = [*judged, *rehearsed]
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     optimizer = torch.optim.Adam(agent.net.parameters(), lr=config.learning_rate)
+    judge_names = set(sites)
     history = []
     for epoch in range(config.epochs):
-        episodes, losses = await train_epoch(agent, judged, homepages, judge.fetch, config, epoch, rng, optimizer)
+        episodes, losses = await train_epoch(agent, everything, homepages, judge.fetch, config, epoch, rng,
+                                             optimizer)
+        found = sum(1 for e in episodes if e.reached and e.site in judge_names)
         point = {"epoch": epoch + 1, "epsilon": epsilon_at(epoch, config),
-                 "judged_found": round(sum(1 for e in episodes if e.reached) / max(len(judged), 1), 4),
+                 "judged_found": round(found / max(len(judged), 1), 4),
                  "loss": mean_loss(losses)}
         history.append(point)
         if progress:
             progress(epoch + 1, point)
-    runs = await greedy_episodes(agent, judged, homepages, judge.fetch, config.max_steps)
-    agent.eta = adaptive_threshold(list(eta_runs) + runs)
+    if config.stop_rule == "eq5":
+        agent.eta = adaptive_threshold(await greedy_episodes(agent, everything, homepages, judge.fetch,
+                                                             config.max_steps))
     agent.learning = False
     agent.finetuned_on = sorted(sites)
     return history

@@ -397,7 +397,8 @@ def cmd_train_revisit(args: argparse.Namespace) -> int:
 def _pretrain_config(args: argparse.Namespace):
     from models.discovery_rl_training import PretrainConfig
 
-    return PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}), auxiliary=not args.no_aux)
+    return PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}), auxiliary=not args.no_aux,
+                          stop_rule=args.stop_rule)
 
 
 def _finetuning(args: argparse.Namespace):
@@ -408,7 +409,7 @@ def _finetuning(args: argparse.Namespace):
     from streams.discovery_eval import Finetuning
 
     config = FinetuneConfig(**({"epochs": args.finetune_epochs} if args.finetune_epochs else {}))
-    return Finetuning(args.finetune_simweb, args.finetune_seed, config)
+    return Finetuning(args.finetune_simweb, args.finetune_seed, config, rehearse=not args.no_rehearse)
 
 
 def _training_note(point: dict) -> str:
@@ -970,6 +971,10 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="discovery: the simulated web's seed (default 7; the demo uses 1)")
         command.add_argument("--no-aux", action="store_true",
                              help="discovery: train the agent without the auxiliary box task (no Chromium needed)")
+        command.add_argument("--stop-rule", choices=["out_of_fold", "eq5"], default="out_of_fold",
+                             help="discovery: how the agent's stop threshold η is set — the fewest errors on "
+                                  "training sites held out from brief agents (default), or the seed's Eq. 5 "
+                                  "(eval with folds reports Eq. 5's figures beside the default's)")
         command.add_argument("--finetune-simweb", type=int, metavar="N",
                              help="discovery: after pre-training, fine-tune the agent on N sites of the simulated "
                                   "web with the source-page classifier as reward (Eq. 4; eval: in every fold, "
@@ -977,6 +982,9 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--finetune-seed", type=int, default=3,
                              help="discovery: the fine-tuning web's seed (default 3; held-out evaluation uses 7)")
         command.add_argument("--finetune-epochs", type=int, help="discovery: fine-tuning epochs (default 30)")
+        command.add_argument("--no-rehearse", action="store_true",
+                             help="discovery: fine-tune on the simulated sites alone, without rehearsing the "
+                                  "labelled ones (the seed's Eq. 4 as written)")
         if name == "train":
             command.add_argument("--out", required=True, help="model file to write")
             command.add_argument("--from", dest="start_from", metavar="PATH",

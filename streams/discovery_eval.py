@@ -116,6 +116,17 @@ class Finetuning:
     sites: int
     seed: int = 3
     config: FinetuneConfig = FinetuneConfig()
+    # Rehearse the labelled (pre-training) sites in the fine-tuning batches.
+    rehearse: bool = True
+
+
+@dataclass(frozen=True)
+class FinetuningWeb:
+    """The simulated web served for fine-tuning: its site names, their homepages, a fetch."""
+
+    sites: list[str]
+    homepages: dict[str, str]
+    fetch: Fetch
 
 
 @dataclass
@@ -128,11 +139,15 @@ class _AgentRun:
     fixed_steps: list = field(default_factory=list)
     eta: list = field(default_factory=list)
     judged: list = field(default_factory=list)
+    # The same agents stopping at Eq. 5's η, where another rule set their η.
+    eq5_episodes: dict[str, Episode] = field(default_factory=dict)
 
     def report(self, sites: list) -> dict:
         judged = {e.site: e for e in self.judged}
+        eq5 = ({"eq5_eta": figures([self.eq5_episodes[site.name] for site in sites])}
+               if len(self.eq5_episodes) == len(sites) else {})
         return {"episodes": [self.episodes[site.name] for site in sites],
-                "fixed_steps": _fixed_steps(self.fixed_steps), "eta": self.eta,
+                "fixed_steps": _fixed_steps(self.fixed_steps), "eta": self.eta, **eq5,
                 "learning_curve": _mean_curve(self.learning_curve),
                 "judged_by_classifier": figures([judged[site.name] for site in sites])} | (
             {"finetuning_curve": _mean_finetuning(self.finetuning_curve)} if self.finetuning_curve else {})
@@ -146,7 +161,12 @@ async def _test(policy: DiscoveryPolicy, test: list, sites: list, homepages: dic
 
 
 async def _test_agent(agent: RLCrawler, test: list, sites: list, homepages: dict[str, str], fetch: Fetch,
-                      max_steps: int, classifier: SourcePageClassifier, run: _AgentRun) -> None:
+                      max_steps: int, classifier: SourcePageClassifier, run: _AgentRun,
+                      eq5_eta: float | None = None) -> None:
+    if eq5_eta is not None:
+        eta, agent.eta = agent.eta, eq5_eta
+        await _test(agent, test, sites, homepages, fetch, max_steps, run.eq5_episodes)
+        agent.eta = eta
     run.fixed_steps += await greedy_episodes(agent, test, homepages, fetch, FIXED_STEPS)
     run.eta.append(agent.eta)
     run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
@@ -178,14 +198,16 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                 for train, test in _folds(sites, folds, fold_seed) if learning else [([], sites)]:
                     agent = _policy(name, None if learning else model)
                     classifier = classifiers.trained_on(train) if learning else shipped_classifier()
+                    curve = await pretrain(agent, train, homepages, fetch, config, curve_sites=test,
+                                           anchor_boxes=boxes) if learning else [{}]
                     if learning:
-                        pretrained.learning_curve.append(await pretrain(agent, train, homepages, fetch, config,
-                                                                        curve_sites=test, anchor_boxes=boxes))
-                    await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, pretrained)
+                        pretrained.learning_curve.append(curve)
+                    await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, pretrained,
+                                      curve[-1].get("eta_eq5"))
                     if learning and web is not None:
-                        eta_runs = await greedy_episodes(agent, train, homepages, fetch, config.max_steps)
                         finetuned.finetuning_curve.append(await finetune(
-                            agent, *web, rewards.trained_on(train), finetuning.config, eta_runs=eta_runs))
+                            agent, web.sites, web.homepages | homepages, web.fetch, rewards.trained_on(train),
+                            finetuning.config, rehearsed=train if finetuning.rehearse else ()))
                         await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, finetuned)
                 results[name] = pretrained.report(sites)
                 if finetuned.episodes:
@@ -196,13 +218,13 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
 
 
 @asynccontextmanager
-async def _finetuning_web(finetuning: Finetuning | None) -> AsyncIterator[tuple | None]:
-    """The simulated web the agent is fine-tuned on: (site names, homepages, fetch); None without fine-tuning."""
+async def _finetuning_web(finetuning: Finetuning | None) -> AsyncIterator[FinetuningWeb | None]:
+    """The simulated web the agent is fine-tuned on; None without fine-tuning."""
     if finetuning is None:
         yield None
         return
     async with simulated_web(finetuning.sites, finetuning.seed) as (sites, homepages, fetch):
-        yield [site.name for site in sites], homepages, fetch
+        yield FinetuningWeb([site.name for site in sites], homepages, fetch)
 
 
 def _mean_finetuning(histories: list[list[dict]]) -> list[dict]:
@@ -288,10 +310,10 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
                 history = await pretrain(agent, sites, homepages, fetch, config, progress=progress,
                                          anchor_boxes=boxes)
             if web is not None:
-                eta_runs = await greedy_episodes(agent, sites, homepages, fetch, config.max_steps)
                 reward = train_source_classifier(paths, page_input=REWARD_INPUT)
-                history += await finetune(agent, *web, reward, finetuning.config, progress=progress,
-                                          eta_runs=eta_runs)
+                history += await finetune(agent, web.sites, web.homepages | homepages, web.fetch, reward,
+                                          finetuning.config, progress=progress,
+                                          rehearsed=sites if finetuning.rehearse else ())
         return agent, history
 
     return asyncio.run(train())

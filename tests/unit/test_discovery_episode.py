@@ -67,3 +67,25 @@ def test_a_meta_refresh_is_followed_like_a_redirect_and_frames_are_links():
     assert (refreshed.end, refreshed.clicks, refreshed.reached) == ("found", 0, ["http://r.org/news/"])
     framed = run("http://f.org/", ["http://f.org/menu.html", "http://f.org/events/"], "http://f.org/events/")
     assert (framed.end, framed.clicks, framed.way) == ("found", 2, [0, 1])
+
+
+def test_the_out_of_fold_threshold_makes_the_fewest_errors_and_leans_to_clicking():
+    from models.discovery_episode import Episode
+    from models.discovery_rl_training import fewest_errors_threshold
+
+    def reached_at(clicks: int, *best: float):
+        return Episode("p", False, clicks, ["x"], "found", way=list(range(clicks))), list(best)
+
+    def without_source(*best: float):
+        return Episode("n", True, len(best), [], "budget"), list(best)
+
+    # Source links score 0.9, 0.4 and 0.25; the sites without one offer best links of 0.3 then 0.1, and 0.05.
+    runs = [reached_at(1, 0.9), reached_at(1, 0.4), reached_at(1, 0.25), without_source(0.3, 0.1, 0.1),
+            without_source(0.05, 0.04, 0.03)]
+    eta = fewest_errors_threshold(runs)
+    # Below 0.25 the 0.3 site costs one click (1 error); between 0.25 and 0.3, the 0.25 site is missed too
+    # (2); from 0.3 up to 0.4 the 0.25 site is missed (1). Of the tied, the lowest: all three reached.
+    assert 0.1 < eta < 0.25
+    # A source page two clicks deep is missed when either choice on its way falls to η: here η fits between
+    # the other site's 0.15 and the second choice's 0.2.
+    assert 0.15 < fewest_errors_threshold([reached_at(2, 0.8, 0.2), without_source(0.15)]) < 0.2
