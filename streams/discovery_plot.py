@@ -29,20 +29,21 @@ def plot_discovery(result: dict, prefix: Path) -> list[Path]:
         written.append(_save(figure, prefix, "learning"))
     figure, axes = plt.subplots(1, 2, figsize=(10, 4))
     variants = [(f"{k} fixed", agent["fixed_steps"][k]) for k in sorted(agent.get("fixed_steps", {}))]
-    variants.append(("adaptive η", agent))
+    variants.append(("η", agent))
     if "rl_finetuned" in result:
         variants.append(("fine-tuned, η", result["rl_finetuned"]))
     names = [name for name, _ in variants]
     for offset, metric in enumerate(("precision", "recall")):
         axes[0].bar([i + 0.4 * offset for i in range(len(variants))], [v[metric] or 0 for _, v in variants], 0.4,
                     label=metric)
-    axes[0].set_xticks([i + 0.2 for i in range(len(variants))], names)
+    axes[0].set_xticks([i + 0.2 for i in range(len(variants))], names, fontsize=8)
     axes[0].set(ylim=(0, 1.05), title="precision and recall")
     axes[0].legend(loc="lower left")
     axes[1].bar(names, [v["unit_cost"] or 0 for _, v in variants], label="unit cost")
     axes[1].bar(names, [v["clicks_on_negative_sites"] or 0 for _, v in variants], 0.4,
                 label="clicks on sites without one")
     axes[1].set(title="clicks")
+    axes[1].tick_params(axis="x", labelsize=8)
     axes[1].legend(loc="upper left")
     written.append(_save(figure, prefix, "stopping"))
     return written
