@@ -274,15 +274,23 @@ def evaluate_discovery(paths: list[Path], policies: list[str], max_steps: int = 
                                    progress, finetuning)
 
     results = asyncio.run(run())
-    protocol = "first-hit stopping, ε = 0; " + (
-        f"the simulated web ({simweb[0]} sites, seed {simweb[1]}); " if simweb else "") + (
-        f"learning policies: site-grouped {folds}-fold cross-validation" + (
-            f"; {FINETUNED}: each fold's agent fine-tuned on {finetuning.sites} simulated sites (seed "
-            f"{finetuning.seed}) with its fold's classifier as reward" if finetuning else "") if folds else
-        f"rl: {model} held out; qlearning untrained (online learning only)" if "rl" in policies else
-        "qlearning untrained (online learning only)")
+    protocol = _protocol(policies, folds, model, simweb, finetuning)
     return {name: _report(**result) for name, result in results.items()} | {"max_steps": max_steps,
                                                                               "protocol": protocol}
+
+
+def _protocol(policies: list[str], folds: int | None, model: Path | None, simweb: tuple[int, int] | None,
+              finetuning: Finetuning | None) -> str:
+    where = f"the simulated web ({simweb[0]} sites, seed {simweb[1]}); " if simweb else ""
+    if not folds:
+        how = (f"rl: {model} held out; " if "rl" in policies else "") + "qlearning untrained (online learning only)"
+    else:
+        how = f"learning policies: site-grouped {folds}-fold cross-validation"
+        if finetuning:
+            how += (f"; {FINETUNED}: each fold's agent fine-tuned on {finetuning.sites} simulated sites (seed "
+                    f"{finetuning.seed}) with a content-only classifier of its fold as reward"
+                    + (", its training sites rehearsed" if finetuning.rehearse else ""))
+    return "first-hit stopping, ε = 0; " + where + how
 
 
 def _report(episodes: list[Episode], **details) -> dict:
