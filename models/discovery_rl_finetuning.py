@@ -7,9 +7,9 @@ and that click earns +1; every other click earns the miss reward. The reward's c
 content only (the paper's four texts, REWARD_INPUT), not also its URL path as the stream's does: the agent
 reads the link's path already, and a reward from the same words would teach it nothing new — on the
 simulated web a path-reading classifier scores the /blog/ decoys 0.6–0.8 and would reward clicking them.
-Otherwise as pre-training: REINFORCE over
-the action set (Eq. 8/10) and the outcome BCE, now on the judged outcome; batches of 10 sites (Table I). The
-auxiliary box task is not trained here: unlabelled sites are not rendered. Clicks may go deeper than in
+Otherwise as pre-training: REINFORCE over the action set (Eq. 8/10) and the outcome BCE, now on the judged
+outcome; batches of 10 sites (Table I). The auxiliary box task is not trained here: unlabelled sites are not
+rendered. Clicks may go deeper than in
 pre-training (5 by default), since what the labelled sites cannot teach is the way through hub pages.
 Our addition: the labelled sites of pre-training may be rehearsed in the same batches (with their labels as
 reward), so that what the agent learns of other sites does not overwrite what it knew of real ones.

@@ -408,7 +408,8 @@ def _finetuning(args: argparse.Namespace):
     from models.discovery_rl_finetuning import FinetuneConfig
     from streams.discovery_eval import Finetuning
 
-    config = FinetuneConfig(**({"epochs": args.finetune_epochs} if args.finetune_epochs else {}))
+    config = FinetuneConfig(**({"epochs": args.finetune_epochs} if args.finetune_epochs else {}),
+                            stop_rule=args.stop_rule)
     return Finetuning(args.finetune_simweb, args.finetune_seed, config, rehearse=not args.no_rehearse)
 
 
