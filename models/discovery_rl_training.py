@@ -6,7 +6,8 @@ max(floor, −0.1 − ⌊epoch/2⌋·0.1) for any other (DESIGN.md writes the fl
 −0.1; it is a setting). REINFORCE (Eq. 8, 10): each click's log-softmax over its action set, weighted by the
 return from that click on. Our addition: the binary cross-entropy of each click's π(a) against whether it
 lay on the way to the source page reached — the softmax alone leaves the scores' level free, and the stop
-threshold compares levels — and of each click's h(a) against whether it landed on the source page. With the auxiliary task, the loss is α·Lc + (1−α)·La: Lc the above, La the mean squared error of
+threshold compares levels — and of each click's h(a) against whether it landed on the source page. With
+the auxiliary task, the loss is α·Lc + (1−α)·La: Lc the above, La the mean squared error of
 the anchors' predicted boxes (theirs and their neighbours', models.anchor_boxes) on the episode's pages,
 which are rendered when first fetched. After training, η (Eq. 5) is the weighted mean of the agent's click
 scores in ε = 0 episodes on the training sites, clicks on the way to a source page and the others weighing
