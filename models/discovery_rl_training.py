@@ -85,7 +85,8 @@ def _episode_loss(agent: RLCrawler, episode: Episode, epoch: int, config: Pretra
     bce = nn.functional.binary_cross_entropy_with_logits
     loss = torch.zeros(())
     for index, (click, hit, ret) in enumerate(zip(agent.clicks, hits, returns)):
-        outcome = bce(click.logit, torch.tensor(float(index in on_way))) + bce(click.hit_logit, torch.tensor(float(hit)))
+        outcome = (bce(click.logit, torch.tensor(float(index in on_way)))
+                   + bce(click.hit_logit, torch.tensor(float(hit))))
         loss = loss - float(ret) * click.log_prob + config.outcome_weight * outcome
     box_loss = agent.box_loss()
     return loss if box_loss is None else config.alpha * loss + (1 - config.alpha) * box_loss

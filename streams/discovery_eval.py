@@ -303,8 +303,9 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
                 start_from: Path | None = None) -> tuple[RLCrawler, list[dict]]:
     """An agent pre-trained on every labelled site of these folders (served on loopback) — or the one saved
     at `start_from`, not pre-trained again — then, with `finetuning`, fine-tuned on the simulated web with a
-    content-only classifier trained on the same sites as reward; η is set on both kinds of sites. Returns the agent and its learning curve
-    (pre-training's on its training sites, then fine-tuning's)."""
+    content-only classifier trained on the same sites as reward (models.discovery_rl_finetuning says how η
+    follows). Returns the agent and its learning curve (pre-training's on its training sites, then
+    fine-tuning's)."""
     sites = load_sites(paths)
     if not sites:
         raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
