@@ -93,8 +93,9 @@ async def finetune(agent: RLCrawler, sites: Sequence[str], homepages: dict[str, 
                    progress: Callable[[int, dict], None] | None = None,
                    rehearsed: Sequence[LabelledSite] = ()) -> list[dict]:
     """Fine-tune the agent on these unlabelled sites, with the `rehearsed` labelled ones among them (`homepages`
-    names both kinds), then set its η on ε = 0 episodes of all. Returns each epoch's point: the share of the
-    unlabelled sites whose training episode ended on a judged source page, and the loss."""
+    names both kinds); with the Eq. 5 stop rule its η is then set again on ε = 0 episodes of all (otherwise
+    kept). Returns each epoch's point: the share of the unlabelled sites whose training episode ended on a
+    judged source page, and the loss."""
     judge = PageJudge(classifier, fetch)
     judged = [JudgedSite(name, judge) for name in sites]
     everything = [*judged, *rehearsed]
