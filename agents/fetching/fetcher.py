@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
+from aiohttp.abc import AbstractResolver
 from multidict import CIMultiDictProxy
 
 from agents.fetching.address_guard import AddressPolicy, BlockedAddress, GuardedResolver
@@ -40,6 +41,8 @@ TEXT_TYPES = (
     "text/calendar",
 )
 CHUNK = 65536
+ROBOTS_MAX_REDIRECTS = 5
+ROBOTS_MAX_BYTES = 512 * 1024
 
 
 class FetchFailure(Exception):
@@ -118,6 +121,18 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+def _blocked_cause(exc: BaseException) -> BlockedAddress | None:
+    """The guard's refusal behind a connection error: aiohttp raises it from the resolver as it is, or
+    wrapped in a ClientConnectorError."""
+    if isinstance(exc, BlockedAddress):
+        return exc
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        for cause in (exc.os_error, exc.__cause__):
+            if isinstance(cause, BlockedAddress):
+                return cause
+    return None
+
+
 def _media_type(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
@@ -125,8 +140,10 @@ def _media_type(content_type: str) -> str:
 class Fetcher:
     """An aiohttp session with robots.txt, politeness, caps and the SSRF guard around it."""
 
-    def __init__(self, config: FetchConfig) -> None:
+    def __init__(self, config: FetchConfig, resolver: AbstractResolver | None = None) -> None:
+        """`resolver` answers host names before the guard checks them (default: the system's)."""
         self.config = config
+        self._resolver = resolver
         self.policy = AddressPolicy(config.allow_loopback, config.allow_private)
         self.politeness = Politeness(config.per_host_concurrency, config.per_host_delay, config.global_concurrency)
         self.robots = RobotsCache(self._load_robots, config.user_agent, config.robots_ttl)
@@ -147,7 +164,7 @@ class Fetcher:
         if self._session is not None:
             return
         connector = aiohttp.TCPConnector(
-            resolver=GuardedResolver(self.policy),
+            resolver=GuardedResolver(self.policy, self._resolver),
             limit=self.config.global_concurrency,
             ttl_dns_cache=300,
         )
@@ -218,6 +235,8 @@ class Fetcher:
                 raise FetchFailure(FetchErrorKind.INVALID_URL, f"not an http(s) URL: {url[:200]}")
             self._guard(parts.hostname)
             rules = await self.robots.rules(_origin(url))
+            if rules.refused:
+                raise FetchFailure(FetchErrorKind.BLOCKED_ADDRESS, f"robots.txt: {rules.refused}")
             if not rules.allows(url, self.config.user_agent):
                 raise FetchFailure(FetchErrorKind.ROBOTS_DISALLOWED, f"robots.txt disallows {parts.path or '/'}")
             delay = rules.crawl_delay(self.config.user_agent) if self.config.honour_crawl_delay else None
@@ -296,16 +315,14 @@ class Fetcher:
                 return RawResponse(response.status, response.headers, body)
         except FetchFailure:
             raise
-        except BlockedAddress as blocked:
-            raise FetchFailure(FetchErrorKind.BLOCKED_ADDRESS, str(blocked)) from None
+        except (BlockedAddress, aiohttp.ClientConnectorError) as exc:
+            if (blocked := _blocked_cause(exc)) is not None:
+                raise FetchFailure(FetchErrorKind.BLOCKED_ADDRESS, str(blocked)) from None
+            if isinstance(exc, aiohttp.ClientConnectorDNSError):
+                raise FetchFailure(FetchErrorKind.DNS, str(exc)) from None
+            raise FetchFailure(FetchErrorKind.CONNECT, str(exc)) from None
         except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise FetchFailure(FetchErrorKind.TIMEOUT, f"timed out: {exc or 'no answer in time'}") from None
-        except aiohttp.ClientConnectorDNSError as exc:
-            raise FetchFailure(FetchErrorKind.DNS, str(exc)) from None
-        except aiohttp.ClientConnectorError as exc:
-            if isinstance(exc.__cause__, BlockedAddress) or isinstance(exc.os_error, BlockedAddress):
-                raise FetchFailure(FetchErrorKind.BLOCKED_ADDRESS, str(exc.os_error)) from None
-            raise FetchFailure(FetchErrorKind.CONNECT, str(exc)) from None
         except aiohttp.InvalidURL as exc:
             raise FetchFailure(FetchErrorKind.INVALID_URL, str(exc)) from None
         except (aiohttp.ClientError, ValueError) as exc:
@@ -332,15 +349,28 @@ class Fetcher:
         return b"".join(chunks)
 
     async def _load_robots(self, robots_url: str) -> tuple[int, str]:
-        """(status, text) of a robots.txt; status 0 when it cannot be reached or is refused."""
-        host = urlsplit(robots_url).hostname or ""
-        try:
-            self.policy.check_host(host)
-            async with self.session.get(robots_url, allow_redirects=True, max_redirects=5) as response:
-                if response.status != 200:
-                    return response.status, ""
-                body = await response.content.read(512 * 1024)
-                return 200, body.decode("utf-8", errors="replace")
-        except (BlockedAddress, aiohttp.ClientError, TimeoutError, ValueError) as exc:
-            log.info("robots.txt at %s unreachable: %s", robots_url, exc)
-            return 0, ""
+        """(status, text) of a robots.txt; status 0 when it cannot be reached. Redirects are followed by
+        hand (RFC 9309: at least five), every hop through the address guard: BlockedAddress when one is
+        refused, so a robots.txt cannot lead the crawler where a page could not."""
+        url = robots_url
+        for _hop in range(ROBOTS_MAX_REDIRECTS + 1):
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                return 404, ""  # a redirect out of http(s): robots.txt unavailable, as a 4xx
+            self.policy.check_host(parts.hostname)
+            try:
+                async with self.session.get(url, allow_redirects=False) as response:
+                    location = response.headers.get("Location")
+                    if response.status in REDIRECT_STATUSES and location:
+                        url = urljoin(url, location)
+                        continue
+                    if response.status != 200:
+                        return response.status, ""
+                    body = await response.content.read(ROBOTS_MAX_BYTES)
+                    return 200, body.decode("utf-8", errors="replace")
+            except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+                if (blocked := _blocked_cause(exc)) is not None:
+                    raise blocked from None
+                log.info("robots.txt at %s unreachable: %s", robots_url, exc)
+                return 0, ""
+        return 404, ""  # RFC 9309: past the redirect limit, robots.txt counts as unavailable

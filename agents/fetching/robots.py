@@ -2,7 +2,9 @@
 
 RFC 9309: a 4xx robots.txt means no rules; a 5xx or an unreachable one means
 "disallow everything" until it can be read again (we retry it after a short
-while rather than caching the refusal for the full TTL).
+while rather than caching the refusal for the full TTL). A robots.txt whose
+address (or a redirect's) the guard refuses makes the origin refused, with the
+guard's reason, for the same short while.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from dataclasses import dataclass
 
 from protego import Protego
 
-# Fetches the text of a robots.txt URL: (status, text); status 0 when unreachable.
+from agents.fetching.address_guard import BlockedAddress
+
+# Fetches the text of a robots.txt URL: (status, text); status 0 when unreachable; BlockedAddress when the
+# address guard refuses it.
 RobotsLoader = Callable[[str], Awaitable[tuple[int, str]]]
 
 UNREACHABLE_RETRY_SECONDS = 60.0
@@ -25,6 +30,8 @@ class RobotsRules:
     parser: Protego | None
     disallow_all: bool
     expires_at: float
+    # Why the address guard refused the robots.txt fetch; empty when it did not.
+    refused: str = ""
 
     def allows(self, url: str, user_agent: str) -> bool:
         if self.disallow_all:
@@ -65,7 +72,10 @@ class RobotsCache:
             del self._loading[origin]
 
     async def _load(self, origin: str) -> RobotsRules:
-        status, text = await self._loader(f"{origin}/robots.txt")
+        try:
+            status, text = await self._loader(f"{origin}/robots.txt")
+        except BlockedAddress as blocked:
+            return RobotsRules(None, True, time.monotonic() + UNREACHABLE_RETRY_SECONDS, refused=str(blocked))
         now = time.monotonic()
         if 200 <= status < 300:
             return RobotsRules(Protego.parse(text), False, now + self._ttl)
