@@ -2,12 +2,15 @@
 
 One agent per topic, all writing through one client: with embedded chDB this
 worker is the only process that may open the data directory, so it records
-itself as the owner and answers `sourcewatch sql` at POST /sql/ on its web port.
+itself as the owner and answers `sourcewatch sql` at POST /sql/ on its web port
+(read-only, with the API token). A batch's offsets are committed only once its
+insert succeeded: a failing ClickHouse pauses the topic's sink, never skips rows.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from functools import cache
 
@@ -15,12 +18,17 @@ import faust
 from aiohttp.web import Request, Response
 
 from agents.sink_rows import SINKS, rows_for
+from agents.sink_writer import store_until_accepted
+from infra.api_access import AccessRule
 from infra.clickhouse import ClickHouse
 from infra.sql_owner import claim_chdb
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events
 from streams.topics import topic
+
+log = logging.getLogger(__name__)
+
 
 
 @cache
@@ -43,9 +51,25 @@ def _sink_agent(name: str, table: str) -> None:
     async def sink(stream):
         clickhouse = store()
         async for events in stream.take_events(settings.sink_batch_size, within=settings.sink_flush_seconds):
+            # take_events acks a batch when the loop moves on, and also when the agent stops or crashes
+            # mid-batch; a reference of our own keeps the batch's offsets uncommitted until it is stored.
+            for event in events:
+                event.message.incref()
             messages = await decode_events(name, events)
             _, rows = rows_for(name, messages)
-            await clickhouse.insert_async(table, rows)
+            stored = await store_until_accepted(
+                clickhouse, table, rows,
+                on_failure=lambda: metrics.count("sink_insert_failures", "sink", table=table),
+                on_stalled=lambda stalled: metrics.gauge("sink_stalled", "sink", int(stalled), table=table),
+                stopping=lambda: app.should_stop)
+            if not stored:
+                # Left to the next worker: marked done in this process only (never acked to the consumer),
+                # so Faust's shutdown does not wait for them and their offsets are never committed.
+                for event in events:
+                    event.message.acked = True
+                return
+            for event in events:
+                event.message.decref()
             metrics.count("rows_written", "sink", len(rows), table=table)
             if table == "fetches":
                 for page in messages:
@@ -66,15 +90,33 @@ for _name, (_table, _) in SINKS.items():
     _sink_agent(_name, _table)
 
 
+@cache
+def access() -> AccessRule:
+    return AccessRule.from_settings(settings)
+
+
 @app.page("/sql/")
 class SqlView(faust.web.View):
-    """Runs one query on the worker's ClickHouse (chDB allows one process) and returns JSON."""
+    """Runs one read-only query on the worker's ClickHouse (chDB allows one process) and returns JSON, for
+    a caller with the API token on a loopback (or allowed) Host and no foreign Origin."""
 
     async def post(self, request: Request) -> Response:
-        query = (await request.json()).get("query", "")
+        refused = access().refusal(request.method, request.headers)
+        if refused is not None:
+            log.warning("/sql/ refused (%d): %s", refused.status, refused.reason)
+            metrics.count("api_refusals", "sink", route="/sql/", status=str(refused.status))
+            return self._json({"error": refused.reason}, refused.status)
+        try:
+            query = (await request.json())["query"]
+            if not isinstance(query, str):
+                raise TypeError("query is not a string")
+        except (ValueError, KeyError, TypeError) as exc:
+            return self._json({"error": f'the body must be {{"query": "SELECT ..."}} ({exc})'}, 400)
         try:
             columns, rows = await store().query_async(query)
         except Exception as exc:  # the query's error goes back to the caller, the worker goes on
-            return self.bytes(json.dumps({"error": str(exc)}).encode(), status=400, content_type="application/json")
-        body = json.dumps({"columns": columns, "rows": rows}, default=str).encode()
-        return self.bytes(body, content_type="application/json")
+            return self._json({"error": str(exc)}, 400)
+        return self._json({"columns": columns, "rows": rows}, 200)
+
+    def _json(self, body: dict, status: int) -> Response:
+        return self.bytes(json.dumps(body, default=str).encode(), status=status, content_type="application/json")

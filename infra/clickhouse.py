@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,6 +27,8 @@ import clickhouse_connect
 from infra.settings import Settings
 
 log = logging.getLogger(__name__)
+
+READ_ONLY = {"readonly": 1}
 
 _KEYED = "ENGINE = ReplacingMergeTree ORDER BY {order}"
 
@@ -144,6 +147,23 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
 ]
 
 
+_CREATE = re.compile(r"^\s*CREATE\s+(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.IGNORECASE)
+_DROP = re.compile(r"^\s*DROP\s+(?:TABLE|VIEW)\s+(?:IF\s+EXISTS\s+)?(\w+)", re.IGNORECASE)
+
+
+def current_definitions() -> dict[str, str]:
+    """Each table or view the migrations leave behind → its latest CREATE statement, in creation order."""
+    definitions: dict[str, str] = {}
+    for _, statements in MIGRATIONS:
+        for statement in statements:
+            if created := _CREATE.match(statement):
+                definitions.pop(created[1], None)
+                definitions[created[1]] = statement
+            elif dropped := _DROP.match(statement):
+                definitions.pop(dropped[1], None)
+    return definitions
+
+
 def sql_string(value: str) -> str:
     """A value as a quoted ClickHouse string literal."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -193,7 +213,18 @@ class ClickHouse:
             self.client.insert("schema_migrations", [[version]], column_names=["version"])
             applied.append(version)
             log.info("ClickHouse migration %d applied", version)
+        self._recreate_missing()
         return applied
+
+    def _recreate_missing(self) -> None:
+        """Create again the tables and views of the applied migrations that are gone (dropped by hand, or
+        lost), from their latest definition: a sink whose insert failed on a missing table then succeeds."""
+        present = {row[0] for row in self.client.query(
+            "SELECT name FROM system.tables WHERE database = currentDatabase()").result_rows}
+        for name, statement in current_definitions().items():
+            if name not in present:
+                log.warning("ClickHouse table %s is missing: created again", name)
+                self.client.command(statement)
 
     def insert(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
         if not rows:
@@ -205,8 +236,14 @@ class ClickHouse:
         await asyncio.get_running_loop().run_in_executor(self._executor, self.insert, table, rows)
 
     def query(self, sql: str) -> tuple[list[str], list[list[Any]]]:
-        result = self.client.query(sql)
+        """Run one read query. ClickHouse's `readonly` refuses anything else — writes, DDL, settings
+        changes and the table functions that reach files, the network or programs (file, url, executable…)
+        — so a query from outside can read the tables and nothing more."""
+        result = self.client.query(sql, settings=READ_ONLY)
         return list(result.column_names), [list(row) for row in result.result_rows]
+
+    async def migrate_async(self) -> list[int]:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self.migrate)
 
     async def query_async(self, sql: str) -> tuple[list[str], list[list[Any]]]:
         return await asyncio.get_running_loop().run_in_executor(self._executor, self.query, sql)

@@ -14,6 +14,7 @@ from functools import lru_cache
 from datetime import datetime
 from pathlib import Path
 
+from pydantic import SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -51,6 +52,12 @@ class Settings(BaseSettings):
 
     # Faust worker web server (also serves `sourcewatch sql` while the worker holds chDB).
     web_port: int = 6066
+    # The bearer token every HTTP route requires; empty means the one generated on first use and kept
+    # owner-only in <home>/api-token (the CLI reads it there).
+    api_token: SecretStr | None = None
+    # Host names besides loopback that the web server answers to (Host and Origin headers), for a
+    # deployment behind a proxy; a JSON list in the environment.
+    api_allowed_hosts: tuple[str, ...] = ()
 
     # Fetching: politeness, caps and safety.
     user_agent: str = "sourcewatch/0.1 (+https://github.com/sourcewatch/sourcewatch; crawler for event and news listings)"

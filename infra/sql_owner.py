@@ -19,7 +19,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from infra.api_access import settings_token
 from infra.clickhouse import chdb_path
+from infra.settings import Settings
 from infra.processes import pid_alive
 
 OWNER_FILE = "owner.json"
@@ -100,10 +102,10 @@ class _OwnerUnreachable(Exception):
     """The owner's web server did not answer: it is starting or stopping."""
 
 
-def _ask_owner(owner: dict, sql: str) -> tuple[list[str], list[list]]:
+def _ask_owner(owner: dict, sql: str, token: str) -> tuple[list[str], list[list]]:
     request = urllib.request.Request(
         f"http://127.0.0.1:{owner['web_port']}/sql/", data=json.dumps({"query": sql}).encode(),
-        headers={"Content-Type": "application/json"},
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
     )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
@@ -126,9 +128,10 @@ def _query_directly(dsn: str, sql: str) -> tuple[list[str], list[list]]:
         clickhouse.close()
 
 
-def query_clickhouse(dsn: str, sql: str, wait: float = HANDOFF_SECONDS) -> tuple[list[str], list[list]]:
-    """Run a query on ClickHouse, through the worker that holds an embedded chDB if one does. While a
-    worker starts or stops, or another reader has the directory, it waits up to `wait` seconds."""
+def query_clickhouse(dsn: str, sql: str, token: str, wait: float = HANDOFF_SECONDS) -> tuple[list[str], list[list]]:
+    """Run a read query on ClickHouse, through the worker that holds an embedded chDB if one does (with the
+    API `token`). While a worker starts or stops, or another reader has the directory, it waits up to
+    `wait` seconds."""
     path = chdb_path(dsn)
     if path is None:
         return _query_directly(dsn, sql)
@@ -137,7 +140,7 @@ def query_clickhouse(dsn: str, sql: str, wait: float = HANDOFF_SECONDS) -> tuple
         owner = chdb_owner(dsn)
         if owner is not None:
             try:
-                return _ask_owner(owner, sql)
+                return _ask_owner(owner, sql, token)
             except _OwnerUnreachable:
                 pass
         elif (descriptor := _try_lock(path)) is not None:
@@ -149,3 +152,8 @@ def query_clickhouse(dsn: str, sql: str, wait: float = HANDOFF_SECONDS) -> tuple
             raise ChdbBusy(f"{path} stayed busy for {wait:.0f} s: its owner "
                            f"{'did not answer' if owner else 'is starting, or another query holds it'}")
         time.sleep(RETRY_SECONDS)
+
+
+def read_clickhouse(settings: Settings, sql: str) -> tuple[list[str], list[list]]:
+    """`query_clickhouse` on these settings' ClickHouse, with their API token."""
+    return query_clickhouse(settings.clickhouse_dsn, sql, settings_token(settings))

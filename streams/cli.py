@@ -110,7 +110,21 @@ def _crawl_and_report(seeds: list[str], args: argparse.Namespace) -> int:
                   f"{summary['multipage_sources']} multi-page sources")
         if summary["records_read"]:
             print(f"  records: {summary['records_read']} read, {summary['new_items']} new items")
+    if summary and not summary["pages_ok"]:
+        _explain_failed_seeds(summary["seed_errors"])
+        return code or 1
     return code if summary else (code or 1)
+
+
+def _explain_failed_seeds(seed_errors: list[dict]) -> None:
+    """Say why a crawl read no page at all (on stderr, so --json output stays one document)."""
+    print("error: no page could be read; the seeds failed:", file=sys.stderr)
+    for failure in seed_errors:
+        print(f"  {failure['url']}: {failure['error']} ({failure['detail']})", file=sys.stderr)
+    if any(failure["error"] == "blocked_address" for failure in seed_errors):
+        print("  loopback and private addresses are refused by default: pass --allow-loopback for a server on "
+              "this machine (SOURCEWATCH_ALLOW_LOOPBACK=true), or set SOURCEWATCH_ALLOW_PRIVATE=true for a "
+              "private network", file=sys.stderr)
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
@@ -728,9 +742,9 @@ def cmd_tag(args: argparse.Namespace) -> int:
 
 def _query_and_print(query: str, as_json: bool) -> int:
     try:
-        from infra.sql_owner import query_clickhouse
+        from infra.sql_owner import read_clickhouse
 
-        columns, rows = query_clickhouse(get_settings().clickhouse_dsn, query)
+        columns, rows = read_clickhouse(get_settings(), query)
     except Exception as error:  # the database's message is what the user needs
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -789,14 +803,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_records(args: argparse.Namespace) -> int:
     from infra.clickhouse import sql_string
-    from infra.sql_owner import query_clickhouse
+    from infra.sql_owner import read_clickhouse
     from streams.records_report import current_records
 
     query = (f"SELECT item_url, title, date, snippet, page_url, first_seen, last_seen FROM records "
              f"WHERE source_url = {sql_string(args.source)} "
              f"ORDER BY first_seen DESC, page_url, position LIMIT {args.limit}")
     try:
-        columns, rows = query_clickhouse(get_settings().clickhouse_dsn, query)
+        columns, rows = read_clickhouse(get_settings(), query)
     except Exception as error:  # the database's message is what the user needs
         print(f"error: {error}", file=sys.stderr)
         return 1

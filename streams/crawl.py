@@ -62,6 +62,9 @@ async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out
     _, pagination = await clickhouse.query_async(
         f"SELECT uniqExact(page_url), uniqExactIf(source_url, page_url != source_url), "
         f"countIf(label IN ('PAGE', 'NEXT')) FROM pagination WHERE {where}")
+    _, seed_errors = await clickhouse.query_async(
+        f"SELECT url, error, any(error_detail) FROM fetches WHERE {where} AND depth = 0 AND error != 'none' "
+        "GROUP BY url, error ORDER BY url")
     rows = sum(row[2] for row in by_status)
     statuses: dict[str, int] = {}
     errors: dict[str, int] = {}
@@ -80,6 +83,7 @@ async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out
         "timed_out": timed_out,
         "by_status": statuses,
         "errors": errors,
+        "seed_errors": [{"url": url, "error": error, "detail": detail} for url, error, detail in seed_errors],
         "links_found": links[0][0],
         "unique_links": links[0][1],
         "pages_tagged": pagination[0][0],

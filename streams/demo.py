@@ -198,11 +198,11 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
     except RuntimeError as error:
         return {"error": str(error)}
     from infra.settings import get_settings
-    from infra.sql_owner import query_clickhouse
+    from infra.sql_owner import read_clickhouse
     from models.revisit_eval import round4
 
     settings = get_settings()
-    _, rows = query_clickhouse(settings.clickhouse_dsn, "SELECT page_url, tick_at, fetch FROM revisit_decisions "
+    _, rows = read_clickhouse(settings, "SELECT page_url, tick_at, fetch FROM revisit_decisions "
                                                         f"WHERE page_url IN ({_in_list(reached)})")
     decisions = [(url, at if isinstance(at, datetime) else datetime.fromisoformat(str(at)), fetch)
                  for url, at, fetch in rows]
@@ -236,9 +236,9 @@ def _write_metrics(figures: dict, crawl_id: str) -> None:
 
 def _fetched_urls(crawl_id: str) -> set[str]:
     from infra.settings import get_settings
-    from infra.sql_owner import query_clickhouse
+    from infra.sql_owner import read_clickhouse
 
-    _, rows = query_clickhouse(get_settings().clickhouse_dsn, f"SELECT DISTINCT url FROM fetches WHERE crawl_id = '{crawl_id}' AND status = 200 UNION DISTINCT SELECT DISTINCT final_url FROM fetches WHERE crawl_id = '{crawl_id}' AND status = 200")
+    _, rows = read_clickhouse(get_settings(), f"SELECT DISTINCT url FROM fetches WHERE crawl_id = '{crawl_id}' AND status = 200 UNION DISTINCT SELECT DISTINCT final_url FROM fetches WHERE crawl_id = '{crawl_id}' AND status = 200")
     return {row[0] for row in rows}
 
 
@@ -258,9 +258,9 @@ def _fetch_times(control: str, crawl_id: str, urls: list[str]) -> dict[str, date
 
 def _pairs(query: str) -> list[tuple[str, str]]:
     from infra.settings import get_settings
-    from infra.sql_owner import query_clickhouse
+    from infra.sql_owner import read_clickhouse
 
-    _, rows = query_clickhouse(get_settings().clickhouse_dsn, query)
+    _, rows = read_clickhouse(get_settings(), query)
     return [(row[0], row[1]) for row in rows]
 
 

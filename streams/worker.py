@@ -16,6 +16,7 @@ import signal
 from collections.abc import Awaitable, Callable
 
 import agents
+from infra.api_access import settings_token
 from infra.kafka_broker import bootstrap_address, first_free_port
 from infra.kafka_topics import ensure_topics
 from infra.sql_owner import chdb_owner, release_chdb
@@ -50,6 +51,7 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
         if not path.is_file():
             raise SystemExit(f"error: no {what} at {path}: set it in the settings, or train one with "
                              f"`sourcewatch train {'discovery' if 'agent' in what else 'classifier'}`")
+    settings_token(settings)  # created on first start, so the CLI can read it before the first request
     bootstrap = bootstrap_address(settings)
     asyncio.run(ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions))
     asyncio.set_event_loop(asyncio.new_event_loop())

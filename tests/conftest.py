@@ -46,6 +46,10 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture
 def pipeline_env(kafka_bootstrap: str, tmp_path: Path) -> dict[str, str]:
     """Environment for a CLI run on the test broker: its own topics, chDB and web port."""
+    return make_pipeline_env(kafka_bootstrap, tmp_path)
+
+
+def make_pipeline_env(kafka_bootstrap: str, tmp_path: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("SOURCEWATCH_")}
     env.update(
         SOURCEWATCH_DATA=str(Settings().data.absolute()),

@@ -40,7 +40,7 @@ def _wait_until_locked(directory: Path, child: subprocess.Popen) -> None:
 def test_a_worker_starting_while_a_reader_queries_waits_for_the_query(tmp_path):
     dsn = f"chdb://{tmp_path / 'clickhouse'}"
     reader = _child("from infra.sql_owner import query_clickhouse\n"
-                    f"print(query_clickhouse({dsn!r}, 'SELECT sleep(2) + 7')[1])")
+                    f"print(query_clickhouse({dsn!r}, 'SELECT sleep(2) + 7', token='t')[1])")
     _wait_until_locked(tmp_path / "clickhouse", reader)
 
     claim_chdb(dsn, os.getpid(), web_port=0)
@@ -83,7 +83,8 @@ HTTPServer(("127.0.0.1", {port}), Sql).handle_request()
 """)
     try:
         _wait_until_locked(tmp_path / "clickhouse", worker)
-        columns, rows = query_clickhouse(dsn, "SELECT count() AS tables FROM system.tables WHERE name = 'fetches'")
+        columns, rows = query_clickhouse(dsn, "SELECT count() AS tables FROM system.tables WHERE name = 'fetches'",
+                                         token="t")
         assert (columns, rows) == (["tables"], [[1]])
     finally:
         _, err = worker.communicate(timeout=60)

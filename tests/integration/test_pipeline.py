@@ -11,7 +11,7 @@ import lxml.html
 import pytest
 
 from infra.site_server import serving_sites
-from tests.conftest import cli_json
+from tests.conftest import cli_json, run_cli
 
 pytestmark = pytest.mark.kafka
 
@@ -55,6 +55,19 @@ def test_crawl_of_a_served_site_lands_in_clickhouse(pipeline_env, tmp_path):
     assert exported["exported"] == fetched
     lines = (tmp_path / "p.jsonl").read_text().splitlines()
     assert {json.loads(line)["status"] for line in lines} == {200, 404}
+
+
+def test_a_crawl_whose_seeds_are_all_refused_says_why_and_fails(pipeline_env, tmp_path):
+    site = tmp_path / "site-b"
+    write_site(site)
+    env = pipeline_env | {"SOURCEWATCH_ALLOW_LOOPBACK": "false"}
+    with serving_sites([site], env=pipeline_env) as homepages:
+        result = run_cli(["crawl", "--seeds", homepages["site-b"], "--json"], env)
+    assert result.returncode == 1
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["pages_ok"] == 0 and summary["errors"] == {"blocked_address": 1}
+    assert summary["seed_errors"][0]["error"] == "blocked_address"
+    assert "loopback" in result.stderr and "--allow-loopback" in result.stderr
 
 
 def _reachable_html_files(site_dir: Path) -> set[Path]:

@@ -76,3 +76,16 @@ def test_an_item_read_again_keeps_one_row_with_its_first_and_last_sight(clickhou
         clickhouse.insert(table, rows)
     _, rows = clickhouse.query("SELECT first_seen, last_seen FROM records WHERE item_url = 'https://e.org/1'")
     assert [[value.replace(tzinfo=UTC) for value in row] for row in rows] == [[NOW, later]]
+
+
+async def test_a_batch_whose_table_was_dropped_goes_in_once_the_table_is_back(clickhouse):
+    from agents.sink_writer import store_until_accepted
+
+    clickhouse.client.command("DROP TABLE deadletters_store")
+    clickhouse.client.command("DROP VIEW deadletters")
+    table, rows = rows_for("deadletter", [DeadLetter(site="e.org", topic="pages.fetched", partition=1, offset=9,
+                                                     reason="dropped table")])
+    failures = []
+    await store_until_accepted(clickhouse, table, rows, on_failure=lambda: failures.append(1))
+    assert failures == [1]  # the first insert failed; the schema check between tries created the table again
+    assert clickhouse.query("SELECT reason FROM deadletters")[1] == [["dropped table"]]
