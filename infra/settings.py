@@ -42,6 +42,13 @@ class Settings(BaseSettings):
     # Prefix for every topic name and consumer group; tests use it to stay apart.
     topic_prefix: str = ""
     topic_partitions: int = 8
+    # How long the broker waits for a silent worker (killed, or cut off) before giving its partitions to the
+    # others; heartbeats go out every heartbeat interval (under a third of it).
+    kafka_session_timeout_seconds: float = 10.0
+    kafka_heartbeat_seconds: float = 2.0
+    # Static group membership (KIP-345): a stable id per worker, distinct across workers, lets a restarted
+    # worker take its partitions back at once, without a rebalance. Empty: dynamic membership.
+    worker_instance_id: str = ""
     # Local broker and producer both accept messages up to this size (bytes).
     kafka_max_message_bytes: int = 8 * 1024 * 1024
 

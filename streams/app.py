@@ -28,6 +28,9 @@ app = faust.App(
     producer_max_request_size=settings.kafka_max_message_bytes,
     producer_compression_type="lz4",
     consumer_max_fetch_size=settings.kafka_max_message_bytes,
+    broker_session_timeout=settings.kafka_session_timeout_seconds,
+    broker_heartbeat_interval=settings.kafka_heartbeat_seconds,
+    consumer_group_instance_id=settings.worker_instance_id or None,
     broker_commit_every=500,
     broker_commit_interval=1.0,
     # Faust would otherwise import every module it finds; agents are loaded by streams.worker.

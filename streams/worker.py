@@ -20,6 +20,7 @@ from infra.api_access import settings_token
 from infra.kafka_broker import bootstrap_address, first_free_port
 from infra.kafka_topics import ensure_topics
 from infra.sql_owner import chdb_owner, release_chdb
+from streams.broker_outage import PROBE_SECONDS, BrokerOutage
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,9 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
     bootstrap = bootstrap_address(settings)
     asyncio.run(ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions))
     asyncio.set_event_loop(asyncio.new_event_loop())
+    outage = BrokerOutage(bootstrap)
+    outage.install()
+    app.timer(interval=PROBE_SECONDS)(outage.probe)
     app.conf.web_port = first_free_port(settings.web_port)
     worker = Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
     worker.spinner = None  # it writes cursor escapes into logs and pipes

@@ -1,0 +1,46 @@
+"""A broker outage under a running worker: one log line when it starts, one when it ends with its length —
+not thousands of connection errors — and the worker carries on afterwards (its own real broker, stopped
+and started again)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from infra.kafka_broker import LocalKafka, first_free_port
+from infra.settings import Settings
+from tests.conftest import ROOT, make_pipeline_env
+from tests.integration.test_sink_faults import _wait_for_log
+
+pytestmark = pytest.mark.kafka
+
+
+def test_a_broker_outage_is_logged_once_with_its_length(tmp_path):
+    broker = LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=first_free_port(29192), heap_mb=512)
+    bootstrap = broker.start().bootstrap
+    env = make_pipeline_env(bootstrap, tmp_path)
+    log = tmp_path / "worker.log"
+    worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--loglevel", "info"], env=env, cwd=ROOT,
+                              stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for_log(log, "[^Worker]: Ready", timeout=120)
+        broker.stop()
+        time.sleep(15)
+        broker.start()
+        _wait_for_log(log, "answers again after an outage of", timeout=120)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=90)
+        broker.stop()
+    text = log.read_text()
+    assert worker.returncode == 0, text[-3000:]
+    errors = [line for line in text.splitlines() if "[ERROR]" in line]
+    assert sum("unreachable" in line for line in errors) == 1, errors[:20]
+    assert not [line for line in errors if "Unable connect" in line and "unreachable" not in line], errors[:20]
+    assert len(errors) <= 3, errors[:20]
+    ended = [line for line in text.splitlines() if "answers again after an outage of" in line]
+    assert len(ended) == 1 and "connection errors not logged" in ended[0]
