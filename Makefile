@@ -39,21 +39,22 @@ data:
 	@if [ -x $(SHARED_DATA)/unpack.sh ]; then $(SHARED_DATA)/unpack.sh $(SOURCEWATCH_DATA); \
 	else echo "no $(SHARED_DATA): tests that need the evaluation data will skip"; fi
 
-# The default pagination model shipped in the package (models/pagination_default.pt), trained on all of
-# <data>/pagination; its figures are in models/PAGINATION_MODEL.md.
+# The default pagination model shipped in the package (models/pagination/pagination_default.pt), trained on all of
+# <data>/pagination; its figures are in models/pagination/PAGINATION_MODEL.md.
 pagination-model: setup
 	$(BIN)/sourcewatch train pagination --data $(SOURCEWATCH_DATA)/pagination/prnsm \
-	    $(SOURCEWATCH_DATA)/pagination/autopager --out models/pagination_default.pt
+	    $(SOURCEWATCH_DATA)/pagination/autopager --out models/pagination/pagination_default.pt
 
-# The shipped discovery agent: pre-trained on <data>/sites (models/discovery_pretrained.pt), then fine-tuned on
-# 40 sites of the simulated web with the shipped classifier as reward (models/discovery_default.pt); figures in
-# models/DISCOVERY_MODEL.md.
+# The shipped discovery agent: pre-trained on <data>/sites (models/discovery/discovery_pretrained.pt), then fine-tuned on
+# 40 sites of the simulated web with the shipped classifier as reward (models/discovery/discovery_default.pt); figures in
+# models/discovery/DISCOVERY_MODEL.md.
 discovery-model: setup
-	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --out models/discovery_pretrained.pt
-	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --from models/discovery_pretrained.pt \
-	    --finetune-simweb 40 --out models/discovery_default.pt
+	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --out models/discovery/discovery_pretrained.pt
+	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --from models/discovery/discovery_pretrained.pt \
+	    --finetune-simweb 40 --out models/discovery/discovery_default.pt
 
 test: setup
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
 demo: setup

@@ -4,7 +4,7 @@ An episode (per crawl and site) keeps the frontier of same-site anchors seen and
 agent's score π(a), the URLs visited, its clicks and how it ended. A fetched page of the episode advances it:
 - a clicked page judged a source page ends it, found (first hit): judged by the classifier's evidence with the
   agent's h of the link clicked (its chance of landing on a source page itself, not π, which a hub's link
-  shares) as the prior (models.source_classifier.with_click_prior). The page goes to
+  shares) as the prior (models.discovery.classifier.with_click_prior). The page goes to
   sources.found and is requested again as a listing to read (reason "source": pagination, records, and from
   sources.found the revisit watch list);
 - otherwise the page's unvisited same-site anchors join the frontier with their scores, and the best one is
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from agents.links import canonical_url
-from models.source_classifier import with_click_prior
+from models.web.links import canonical_url
+from models.discovery.classifier import with_click_prior
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.discovery import DISCOVER_REASON, EpisodeEnded

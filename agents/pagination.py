@@ -19,9 +19,11 @@ from collections.abc import MutableMapping, Sequence
 
 import lxml.html
 
-from agents.links import normalize_space, resolve_href
-from models.dom import parse_html
-from models.pagination_tagger import PaginationTagger
+from models.web.links import resolve_href
+
+from models.web.dom import normalize_space
+from models.web.dom import parse_html
+from models.pagination.tagger import PaginationTagger
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.pagination import PaginationTags, TaggedLink

@@ -20,10 +20,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from models.revisit_model import WINDOW, UpdatePredictor, live_window
+from infra.settings import Settings
+from models.revisit.model import DEFAULT_MODEL, WINDOW, UpdatePredictor, live_window
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest
 from schemas.revisit import RevisitDecision, RevisitOutcome, RevisitTick
@@ -178,3 +180,16 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock)
     source.timely += tick in placed
     source.updated_ticks = [t for t in source.updated_ticks if t > tick - WINDOW] + [tick]
     return True
+
+
+def retrained_path(settings: Settings) -> Path:
+    """Where `sourcewatch retrain revisit` swaps a better model in."""
+    return settings.home / "models" / "revisit.pt"
+
+
+def current_model_path(settings: Settings) -> Path:
+    """The model workers run: the one set in the settings, else the last one retraining swapped in, else the
+    default shipped in the package."""
+    if settings.revisit_model is not None:
+        return settings.revisit_model
+    return retrained_path(settings) if retrained_path(settings).is_file() else DEFAULT_MODEL

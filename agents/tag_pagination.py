@@ -16,7 +16,7 @@ import faust
 
 from agents.links import is_html
 from agents.pagination import PaginationFollower, tag_pages
-from models.pagination_tagger import load_tagger, model_name
+from models.pagination.tagger import load_tagger, model_name
 from schemas.crawl import LISTING_REASONS
 from streams import metrics, progress
 from streams.app import app, settings

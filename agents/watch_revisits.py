@@ -16,12 +16,12 @@ from functools import cache
 import faust
 
 from agents.revisit import RevisitClock, WatchedSource, decide, observe, start_watching, tick_message
-from models.revisit_model import UpdatePredictor, load_predictor
+from models.revisit.model import UpdatePredictor, load_predictor
 from schemas.revisit import RevisitTick
 from streams import metrics
 from streams.app import app, settings
 from streams.deadletters import decode_events
-from streams.revisit_retrain import current_model_path
+from agents.revisit import current_model_path
 from streams.tables import store
 from streams.topics import send, topic
 

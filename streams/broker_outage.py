@@ -17,9 +17,15 @@ from infra.kafka_broker import broker_answers
 
 log = logging.getLogger(__name__)
 
-CONNECTION_ERROR = re.compile(
-    r"Unable connect|Unable to (update|request) metadata|NodeNotReady|KafkaConnectionError|Connect call failed|"
-    r"CoordinatorNotAvailable|Coordinator Request failed|Heartbeat.*fail|RequestTimedOut"
+# What starts an outage: the broker cannot be reached at all.
+UNREACHABLE = re.compile(
+    r"Unable connect|Unable to (update|request) metadata|NodeNotReady|KafkaConnectionError|Connect call failed"
+)
+# What an outage brings besides (also seen briefly while a broker starts, which is no outage): counted during
+# one, logged otherwise.
+DURING_OUTAGE = re.compile(
+    r"CoordinatorNotAvailable|Coordinator Request failed|Heartbeat|coordinator dead|RequestTimedOut|"
+    r"Failed fetch messages"
 )
 PROBE_SECONDS = 2.0
 
@@ -37,11 +43,11 @@ class BrokerOutage(logging.Filter):
         if record.levelno < logging.WARNING:
             return True
         message = record.getMessage()
-        if not CONNECTION_ERROR.search(message):
-            return True
-        if self.since is not None:
+        if self.since is not None and (UNREACHABLE.search(message) or DURING_OUTAGE.search(message)):
             self.suppressed += 1
             return False
+        if not UNREACHABLE.search(message):
+            return True
         self.since, self.suppressed = time.monotonic(), 0
         record.msg = ("Kafka at %s unreachable (%s); its connection errors are counted, not logged, until it "
                       "answers again")

@@ -18,7 +18,7 @@ from aiohttp.abc import AbstractResolver
 from multidict import CIMultiDictProxy
 
 from agents.fetching.address_guard import AddressPolicy, BlockedAddress, GuardedResolver
-from agents.fetching.decoding import decode_body, looks_binary
+from models.web.decoding import decode_body, looks_binary
 from agents.fetching.politeness import Politeness
 from agents.fetching.robots import RobotsCache
 from infra.settings import Settings

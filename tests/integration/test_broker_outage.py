@@ -4,6 +4,7 @@ and started again)."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -28,6 +29,7 @@ def test_a_broker_outage_is_logged_once_with_its_length(tmp_path):
                               stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
     try:
         _wait_for_log(log, "[^Worker]: Ready", timeout=120)
+        time.sleep(5)  # past the start-up, whose own coordinator errors are no outage
         broker.stop()
         time.sleep(15)
         broker.start()
@@ -44,3 +46,5 @@ def test_a_broker_outage_is_logged_once_with_its_length(tmp_path):
     assert len(errors) <= 3, errors[:20]
     ended = [line for line in text.splitlines() if "answers again after an outage of" in line]
     assert len(ended) == 1 and "connection errors not logged" in ended[0]
+    length = int(re.search(r"an outage of (\d+) s", ended[0])[1])
+    assert length >= 15  # the broker was down at least that long

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.discovery_data import load_sites, normalized_path
-from models.discovery_episode import Episode, figures
-from models.discovery_policies import Candidate, KeywordHeuristic, keyword_hits
-from streams.discovery_eval import evaluate_discovery
+from models.discovery.data import load_sites, normalized_path
+from models.discovery.episode import Episode, figures
+from models.discovery.policies import Candidate, KeywordHeuristic, keyword_hits
+from models.discovery.evaluation import evaluate_discovery
 from tests.conftest import cli_json, run_cli
 
 
@@ -63,7 +63,7 @@ def test_episodes_on_served_sites_give_the_figures_as_defined(tmp_path):
 
 
 def test_the_q_learning_crawler_backs_q_up_to_parents_and_learns_link_bins_online():
-    from models.discovery_qlearning import GAMMA, QLearningCrawler
+    from models.discovery.qlearning import GAMMA, QLearningCrawler
 
     crawler = QLearningCrawler()
     crawler.fit([(Candidate("http://x/events/", "Events", "a", 1, 0), 2),
@@ -138,10 +138,10 @@ def _clubs(root: Path, count: int) -> None:
 def test_the_rl_agent_learns_to_click_the_event_link_and_saves_its_whole_recipe(tmp_path):
     import torch
 
-    from models.discovery_rl import FORMAT_VERSION, RLCrawler, new_agent
+    from models.discovery.agent import FORMAT_VERSION, RLCrawler, new_agent
     from models.model_files import ModelVersionError
-    from models.discovery_rl_training import PretrainConfig
-    from streams.discovery_eval import train_agent
+    from models.discovery.training import PretrainConfig
+    from models.discovery.evaluation import train_agent
 
     _clubs(tmp_path / "sites", 12)
     agent, history = train_agent([tmp_path / "sites"], PretrainConfig(epochs=12))
@@ -179,9 +179,9 @@ def test_anchor_boxes_are_measured_in_chromium_once_and_aligned_with_the_agents_
     import asyncio
 
     from infra.settings import get_settings
-    from models.anchor_boxes import AnchorBoxes
-    from models.discovery_data import load_sites
-    from streams.discovery_sites import served
+    from models.discovery.anchor_boxes import AnchorBoxes
+    from models.discovery.data import load_sites
+    from models.discovery.sites import served
 
     _site(tmp_path / "sites", "club", {"index.html": '<nav><a href="/about/">About</a> <a href="/events/">Events'
                                                      '</a></nav><p style="height:900px">Hi</p>'
@@ -223,7 +223,7 @@ def test_fine_tuning_with_the_classifier_as_reward_learns_the_way_through_hub_pa
     # The shipped pre-trained agent learned on real sites whose source pages are mostly one click deep;
     # fine-tuned on simulated sites of one seed (their truth never read: the reward is a classifier trained on
     # the real sites' pages), it finds the source pages behind 1–3 hub pages on sites of another seed.
-    from models.discovery_rl import RLCrawler
+    from models.discovery.agent import RLCrawler
 
     pretrained = Path(__file__).parents[2] / "models" / "discovery_pretrained.pt"
     env = {"PATH": "/usr/bin:/bin"}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from infra.processes import serve_in_child
-from models.revisit_model import UpdatePredictor
+from models.revisit.model import UpdatePredictor
 from tests.conftest import ROOT, run_cli
 from tests.integration.test_records_pipeline import _control
 

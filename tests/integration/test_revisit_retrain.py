@@ -11,7 +11,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from infra.kafka_topics import ensure_topics
-from models.revisit_model import UpdatePredictor
+from models.revisit.model import UpdatePredictor
 from schemas.registry import encode
 from schemas.revisit import RevisitDecision, RevisitOutcome
 from tests.conftest import run_cli

@@ -1,6 +1,6 @@
 import pytest
 
-from agents.fetching.decoding import decode_body, looks_binary
+from models.web.decoding import decode_body, looks_binary
 
 TEXT = "<html><body><h1>活動訊息：市民講座與親子活動報名開始，歡迎踴躍參加</h1><p>最新消息與公告</p></body></html>" * 3
 

@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from streams.demo import evaluate_new_items, evaluate_pagination, evaluate_records
+from jobs.demo import evaluate_new_items, evaluate_pagination, evaluate_records
 
 TRUTH = {"site-0": {"source_pages": [
     {"url": "http://a/news/", "pages": ["http://a/news/", "http://a/news/?page=2", "http://a/news/?page=3"]},

@@ -4,7 +4,7 @@ source page, its best score falls to η, its budget is spent, or its homepage ca
 import pytest
 
 from agents.discovery import advance, open_episode
-from models.source_classifier import with_click_prior
+from models.discovery.classifier import with_click_prior
 from schemas.crawl import FetchErrorKind, PageFetched
 from schemas.links import Anchor
 
@@ -111,7 +111,7 @@ def test_a_page_of_thousands_of_links_keeps_only_the_best_in_the_frontier():
 
 
 def test_frames_and_meta_refresh_are_ways_on():
-    from agents.links import navigation_links
+    from models.web.links import navigation_links
 
     refresh, frames = navigation_links('<meta http-equiv="Refresh" content="0; url=\'/home/\'">', "http://e.org/")
     assert refresh == "http://e.org/home/" and frames == []

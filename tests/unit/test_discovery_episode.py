@@ -1,9 +1,9 @@
-"""An offline discovery episode (models.discovery_episode): which clicks lay on the way to the source page."""
+"""An offline discovery episode (models.discovery.episode): which clicks lay on the way to the source page."""
 
 import asyncio
 
-from models.discovery_episode import run_episode
-from models.discovery_policies import Unlearned
+from models.discovery.episode import run_episode
+from models.discovery.policies import Unlearned
 
 PAGES = {
     "http://e.org/": '<a href="/about/">About</a> <a href="/community/">Community</a>',
@@ -70,8 +70,8 @@ def test_a_meta_refresh_is_followed_like_a_redirect_and_frames_are_links():
 
 
 def test_the_out_of_fold_threshold_makes_the_fewest_errors_and_leans_to_clicking():
-    from models.discovery_episode import Episode
-    from models.discovery_rl_training import fewest_errors_threshold
+    from models.discovery.episode import Episode
+    from models.discovery.training import fewest_errors_threshold
 
     def reached_at(clicks: int, *best: float):
         return Episode("p", False, clicks, ["x"], "found", way=list(range(clicks))), list(best)

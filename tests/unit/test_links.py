@@ -1,4 +1,5 @@
-from agents.links import canonical_url, extract_anchors, links_of
+from agents.links import links_of
+from models.web.links import canonical_url, extract_anchors
 from schemas.crawl import FetchErrorKind, PageFetched
 
 HTML = """<html><head><base href="https://example.org/en/"></head><body>

@@ -3,7 +3,7 @@ import csv
 import lxml.html
 import pytest
 
-from models.pagination_data import clickable_nodes, gold_labels, load_pages
+from models.pagination.data import clickable_nodes, gold_labels, load_pages
 
 PAGE = """<html><body><a href="/">home</a>
 <div class="pager"><a href="?p=1">1</a><span class="cur"><a href="?p=2">2</a></span>

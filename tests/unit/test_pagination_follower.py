@@ -1,7 +1,7 @@
 """The pagination follower: NEXT before PAGE, one fetch per URL per list, a page budget, and traps refused."""
 
 from agents.pagination import MAX_URL_CHARS, PaginationFollower, content_digest
-from models.dom import parse_html
+from models.web.dom import parse_html
 from schemas.pagination import PaginationTags, TaggedLink
 
 SOURCE = "https://www.news.example.org/events/"

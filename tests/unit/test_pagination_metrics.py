@@ -1,6 +1,6 @@
 import pytest
 
-from models.pagination_metrics import page_f1, score
+from models.pagination.metrics import page_f1, score
 
 
 def test_page_f1_rules_for_empty_labels():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents.revisit import RevisitClock, decide, observe, start_watching, tick_message
-from models.revisit_model import GAP_CAP, INPUTS, WINDOW, UpdatePredictor, live_window
+from models.revisit.model import GAP_CAP, INPUTS, WINDOW, UpdatePredictor, live_window
 from schemas.revisit import RevisitOutcome
 
 CLOCK = RevisitClock(tick_hours=1.0)

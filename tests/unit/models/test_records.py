@@ -2,9 +2,9 @@
 
 from datetime import UTC, datetime
 
-from models.data_regions import find_data_regions
-from models.dom import parse_html
-from models.records import extract_list, extract_records, record_key, sibling_group_baseline
+from models.records.data_regions import find_data_regions
+from models.web.dom import parse_html
+from models.records.extraction import extract_list, extract_records, record_key, sibling_group_baseline
 
 BASE = "https://club.example.org/events/"
 MENU = "<nav><ul>" + "".join(f'<li><a href="/{p}">{p.title()}</a></li>' for p in

@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from models.revisit_data import load_events, to_series, usable_series
-from models.revisit_eval import evaluate_policies, summarize, window_counts
-from models.revisit_policies import adaptive, hour_of_week, poisson, poisson_rate, rc
+from models.revisit.data import load_events, to_series, usable_series
+from models.revisit.evaluation import evaluate_policies, summarize, window_counts
+from models.revisit.policies import adaptive, hour_of_week, poisson, poisson_rate, rc
 
 START = datetime(2024, 1, 1, tzinfo=UTC)  # a Monday
 HOUR = timedelta(hours=1)
@@ -103,7 +103,7 @@ def test_sources_with_too_few_events_are_skipped():
 
 
 def test_the_lstm_learns_a_daily_posting_hour_and_saves_its_recipe(tmp_path):
-    from models.revisit_model import UpdatePredictor, train
+    from models.revisit.model import UpdatePredictor, train
 
     series = [to_series(f"s{n}", [START + timedelta(days=day, hours=9.5 + n * 0.1) for day in range(40)], HOUR)
               for n in range(3)]
@@ -121,7 +121,7 @@ def test_the_lstm_learns_a_daily_posting_hour_and_saves_its_recipe(tmp_path):
 def test_a_model_file_of_another_format_is_refused(tmp_path):
     import torch
 
-    from models.revisit_model import UpdatePredictor
+    from models.revisit.model import UpdatePredictor
 
     torch.save({"format_version": 99}, tmp_path / "old.pt")
     with pytest.raises(ValueError, match="format 99; this code reads 3"):
@@ -129,7 +129,7 @@ def test_a_model_file_of_another_format_is_refused(tmp_path):
 
 
 def test_a_crawler_sees_an_update_only_at_its_next_fetch():
-    from models.revisit_model import observed_bits
+    from models.revisit.model import observed_bits
 
     updated = np.array([0, 1, 0, 0, 1, 1, 0, 0, 0, 1], dtype=bool)
     fetch = np.array([1, 0, 0, 1, 0, 1, 0, 0, 1, 0], dtype=bool)
@@ -138,7 +138,7 @@ def test_a_crawler_sees_an_update_only_at_its_next_fetch():
 
 
 def test_the_live_window_equals_the_training_window_for_the_same_history():
-    from models.revisit_model import live_window, windows_before
+    from models.revisit.model import live_window, windows_before
 
     series = to_series("s", [START + timedelta(hours=h) for h in (3, 40, 41, 90, 300, 1302, 1400)], HOUR)
     first_tick = round(series.start.timestamp() / 3600)

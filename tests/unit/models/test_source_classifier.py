@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from models.source_classifier import four_texts, labelled_pages, scores, whole_text
+from models.discovery.classifier import four_texts, labelled_pages, scores, whole_text
 
 LISTING = """<html><head><title>Upcoming events</title></head><body><nav><a href="/">Home</a></nav><main>
 <ul>""" + "".join(f'<li><a href="/e/{n}">Meetup {n}</a> <span>March {n}, 2026</span></li>' for n in range(1, 7)) + """</ul>
@@ -40,7 +40,7 @@ def test_scores_are_pooled_over_pages():
 
 
 def test_train_only_pages_are_never_tested():
-    from models.source_classifier import TRAIN_ONLY, LabelledPage, cross_validate
+    from models.discovery.classifier import TRAIN_ONLY, LabelledPage, cross_validate
 
     rng = np.random.default_rng(0)
     pages = [LabelledPage(f"site{n % 4}", f"/{n}", "", n % 5 == 0) for n in range(40)]

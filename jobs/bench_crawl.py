@@ -1,0 +1,205 @@
+"""`sourcewatch bench crawl`: sourcewatch's full pipeline, its fetch+parse path alone, and Scrapy,
+on the same local sites with the same politeness and page budget, each run in a process of its own.
+
+Sites: the simulated web (fixed seed, clock nearly still, no faults) plus the real
+snapshots of <data>/sites when present. Each configuration runs `runs` times;
+the table reports the median and the spread (min–max) of each figure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.fetching.fetcher import Fetcher
+from agents.frontier import BfsFrontier
+from agents.links import links_of
+from infra.processes import serve_in_child
+from infra.settings import Settings
+from schemas.crawl import CrawlRequest
+from jobs.crawl import CrawlPlan, seed_requests
+
+CONFIGURATIONS = ("full", "fetch_parse", "scrapy")
+
+
+# -- (b) fetch + parse without Kafka ---------------------------------------------------------------
+
+async def crawl_without_kafka(plan: CrawlPlan, settings: Settings) -> dict:
+    """The same fetcher, link extraction and BFS frontier as the pipeline, in one asyncio loop."""
+    frontier = BfsFrontier({}, {})
+    queue: asyncio.Queue[CrawlRequest] = asyncio.Queue()
+    for request in seed_requests(plan, uuid.uuid4().hex):
+        queue.put_nowait(request)
+    pages = 0
+
+    async with Fetcher.from_settings(settings) as fetcher:
+        async def work() -> None:
+            nonlocal pages
+            while True:
+                request = await queue.get()
+                try:
+                    page = await fetcher.fetch(request)
+                    pages += 1
+                    links = links_of(page)
+                    if links is not None:
+                        for planned in frontier.next_requests(links):
+                            queue.put_nowait(planned)
+                finally:
+                    queue.task_done()
+
+        started = time.monotonic()
+        workers = [asyncio.create_task(work()) for _ in range(settings.global_concurrency)]
+        await queue.join()
+        seconds = time.monotonic() - started
+        for worker in workers:
+            worker.cancel()
+    return {"pages_fetched": pages, "seconds": round(seconds, 3), "pages_per_s": round(pages / seconds, 2)}
+
+
+# -- the side-by-side run --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Run:
+    pages_fetched: int
+    pages_per_s: float
+    cpu_seconds: float
+    peak_rss_mb: float
+    extra: dict
+
+
+def _measure(argv: list[str], env: dict[str, str], timeout: float) -> Run:
+    """Run `sourcewatch ARGV --json` as a child; its summary plus its own CPU time and peak RSS."""
+    with tempfile.TemporaryFile(mode="w+") as errors:
+        process = subprocess.Popen([sys.executable, "-m", "streams.cli", *argv, "--json"], env=env,
+                                   stdout=subprocess.PIPE, stderr=errors, text=True)
+        timer = threading.Timer(timeout, process.kill)
+        timer.start()
+        try:
+            out = process.stdout.read()
+            # wait4 reaps this child and returns its own resource usage (not the other runs').
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            timer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(f"sourcewatch {' '.join(argv[:2])} failed ({process.returncode}): "
+                               f"{errors.read().strip()[-2000:]}")
+    summary = json.loads(out.strip().splitlines()[-1])
+    return Run(summary["pages_fetched"], summary["pages_per_s"], usage.ru_utime + usage.ru_stime,
+               usage.ru_maxrss / 1024, summary)
+
+
+def _spread(values: list[float]) -> dict:
+    return {"median": round(statistics.median(values), 3), "min": round(min(values), 3), "max": round(max(values), 3)}
+
+
+def _loopback_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    # Scrapy cannot honour robots.txt Crawl-delay (one snapshot asks for 10 s), so for equal
+    # politeness none of the three does here; robots.txt rules are obeyed by all three.
+    env.update(SOURCEWATCH_ALLOW_LOOPBACK="true", SOURCEWATCH_PER_HOST_DELAY_SECONDS="0",
+               SOURCEWATCH_PER_HOST_CONCURRENCY="8", SOURCEWATCH_HONOUR_CRAWL_DELAY="false", **extra)
+    return env
+
+
+def bench_crawl(sites: int, seed: int, runs: int, max_pages: int, snapshots: Path | None,
+                timeout: float = 1800.0, progress=print) -> dict:
+    """Serve the site set, crawl it `runs` times with each configuration, and compare."""
+    results: dict[str, list[Run]] = {name: [] for name in CONFIGURATIONS}
+    with ExitStack() as stack:
+        served = stack.enter_context(serve_in_child(["simweb", "--sites", str(sites), "--seed", str(seed),
+                                                     "--speed", "1"]))
+        seeds = list(served["sites"].values())
+        if snapshots is not None and snapshots.is_dir():
+            seeds += list(stack.enter_context(serve_in_child(["serve-sites", str(snapshots)])).values())
+        seed_args = ["--seeds", *seeds, "--max-pages", str(max_pages)]
+        for number in range(1, runs + 1):
+            for name in CONFIGURATIONS:
+                progress(f"run {number}/{runs}: {name} over {len(seeds)} sites …")
+                if name == "full":
+                    # Fresh topics and ClickHouse per run, so runs do not see each other's messages.
+                    env = _loopback_env(SOURCEWATCH_TOPIC_PREFIX=f"bench-{uuid.uuid4().hex[:8]}.",
+                                        SOURCEWATCH_CLICKHOUSE_DSN=f"chdb://{stack.enter_context(_tempdir())}")
+                    run = _measure(["crawl", *seed_args], env, timeout)
+                    run.extra["consumer_lag"] = asyncio.run(_lag(env))
+                else:
+                    run = _measure(["bench", name.replace("_", "-"), *seed_args], _loopback_env(), timeout)
+                results[name].append(run)
+    return _report(results, len(seeds), runs, max_pages)
+
+
+async def _lag(env: dict[str, str]) -> int:
+    """Messages of the run's topics that its consumer group had not committed when it stopped."""
+    from infra.kafka_broker import bootstrap_address
+    from infra.kafka_topics import consumer_lag
+    from infra.settings import get_settings
+    from schemas.registry import TOPICS
+
+    prefix = env["SOURCEWATCH_TOPIC_PREFIX"]
+    bootstrap = env.get("SOURCEWATCH_KAFKA_BOOTSTRAP") or bootstrap_address(get_settings())
+    return await consumer_lag(bootstrap, f"{prefix}sourcewatch", [f"{prefix}{name}" for name in TOPICS])
+
+
+def _tempdir() -> tempfile.TemporaryDirectory:
+    return tempfile.TemporaryDirectory(prefix="sourcewatch-bench-")
+
+
+def _report(results: dict[str, list[Run]], site_count: int, runs: int, max_pages: int) -> dict:
+    def figure(name: str, attribute: str) -> dict:
+        return _spread([getattr(run, attribute) for run in results[name]])
+
+    def per_page(name: str) -> dict:
+        return _spread([run.cpu_seconds / max(run.pages_fetched, 1) for run in results[name]])
+
+    full, fetch_parse, scrapy = (figure(name, "pages_per_s")["median"] for name in CONFIGURATIONS)
+    full_runs = results["full"]
+    return {
+        "sites": site_count,
+        "runs": runs,
+        "max_pages_per_site": max_pages,
+        "full_pages_per_s": full,
+        "fetch_parse_pages_per_s": fetch_parse,
+        "scrapy_pages_per_s": scrapy,
+        "ratio_full_vs_scrapy": round(full / scrapy, 3) if scrapy else None,
+        "ratio_fetch_parse_vs_scrapy": round(fetch_parse / scrapy, 3) if scrapy else None,
+        "configurations": {
+            name: {
+                "pages_fetched": figure(name, "pages_fetched"),
+                "pages_per_s": figure(name, "pages_per_s"),
+                "cpu_seconds_per_page": per_page(name),
+                "peak_rss_mb": figure(name, "peak_rss_mb"),
+            }
+            for name in CONFIGURATIONS
+        },
+        "full_fetch_to_clickhouse_ms_p50": _spread([r.extra["fetch_to_clickhouse_ms_p50"] for r in full_runs]),
+        "full_fetch_to_clickhouse_ms_p99": _spread([r.extra["fetch_to_clickhouse_ms_p99"] for r in full_runs]),
+        "full_consumer_lag_at_end": _spread([r.extra["consumer_lag"] for r in full_runs]),
+    }
+
+
+def print_table(report: dict) -> None:
+    rows = [("configuration", "pages", "pages/s (median, min–max)", "CPU s/page", "peak RSS MB")]
+    for name, figures in report["configurations"].items():
+        rate = figures["pages_per_s"]
+        rows.append((name, str(figures["pages_fetched"]["median"]),
+                     f"{rate['median']} ({rate['min']}–{rate['max']})",
+                     f"{figures['cpu_seconds_per_page']['median']:.4f}", f"{figures['peak_rss_mb']['median']:.0f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))
+    print(f"full / scrapy = {report['ratio_full_vs_scrapy']}, fetch+parse / scrapy = "
+          f"{report['ratio_fetch_parse_vs_scrapy']}; full fetch→ClickHouse p50/p99 = "
+          f"{report['full_fetch_to_clickhouse_ms_p50']['median']} / {report['full_fetch_to_clickhouse_ms_p99']['median']} ms; "
+          f"consumer lag at end = {report['full_consumer_lag_at_end']['median']}")

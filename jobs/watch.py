@@ -1,0 +1,94 @@
+"""`sourcewatch watch`: add source pages to the revisit watch list, and show how the watched pages are doing.
+
+Adding sends each page to sources.found (as discovery does), keyed by its site like every message, so the
+revisit stage of whichever worker owns the site starts watching it at its next tick; a page already watched
+is left as it is. The status reads the live figures the revisit stage streams to ClickHouse. With a run
+time, this process runs the worker itself for that long and reports the figures at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from aiokafka import AIOKafkaProducer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from models.web.links import canonical_url
+from infra.kafka_broker import bootstrap_address
+from infra.kafka_topics import ensure_topics
+from infra.settings import Settings
+from schemas.links import SourceFound
+from schemas.registry import encode
+from schemas.sites import site_of
+
+FIGURES = ("timeliness", "friendliness", "delay_h", "fetches_per_item")
+
+
+def watch_requests(urls: list[str]) -> list[SourceFound]:
+    found = []
+    for text in urls:
+        url = canonical_url(text.strip())
+        if not site_of(url):
+            raise ValueError(f"not an absolute http(s) URL: {text!r}")
+        found.append(SourceFound(site=site_of(url), url=url, crawl_id="watch", kind="listed", score=1.0, clicks=0))
+    return found
+
+
+async def add_sources(settings: Settings, sources: list[SourceFound]) -> None:
+    bootstrap = bootstrap_address(settings)
+    await ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True)
+    await producer.start()
+    try:
+        for source in sources:
+            await producer.send(f"{settings.topic_prefix}sources.found", key=source.site.encode("utf-8"),
+                                value=encode(source))
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+def status_query() -> str:
+    """The latest live figures of every watched source page, one row per page."""
+    columns = ", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}" for name in FIGURES)
+    return (f"SELECT labels['source'] AS source, {columns}, max(created_at) AS updated FROM metrics "
+            f"WHERE stage = 'revisit' AND labels['source'] != '' GROUP BY source ORDER BY source")
+
+
+def run_watch(sources: list[SourceFound], seconds: float, show_progress: bool = True) -> tuple[int, dict]:
+    """Watch the sources with a worker of this process for `seconds`: (exit code, summary)."""
+    from agents.flush_metrics import flush
+    from agents.sink import store
+    from infra.clickhouse import sql_string
+    from streams.app import app
+    from jobs.crawl import metrics_written
+    from streams.topics import send
+    from streams.worker import run_worker
+
+    summary: dict = {}
+
+    async def drive() -> None:
+        for source in sources:
+            await send("sources.found", source)
+        started = time.monotonic()
+        with Progress(TextColumn(f"watching {len(sources)} source pages"), BarColumn(), TimeElapsedColumn(),
+                      disable=not show_progress, transient=True) as bar:
+            task = bar.add_task("watch", total=seconds)
+            while (elapsed := time.monotonic() - started) < seconds:
+                bar.update(task, completed=elapsed)
+                await asyncio.sleep(0.5)
+        await flush()
+        await metrics_written()
+        urls = ", ".join(sql_string(source.url) for source in sources)
+        _, decided = await store().query_async(
+            f"SELECT count(), countIf(fetch) FROM revisit_decisions WHERE page_url IN ({urls})")
+        columns, rows = await store().query_async(status_query())
+        watched = {source.url for source in sources}
+        summary.update(seconds=round(time.monotonic() - started, 1), decisions=decided[0][0], fetches=decided[0][1],
+                       sources=[dict(zip(columns, row)) for row in rows if row[0] in watched])
+        # The watch table's last changes wait in the producer's buffer: sent before the worker stops.
+        await app.producer.flush()
+
+    code = run_worker(drive)
+    return code, summary

@@ -1,0 +1,226 @@
+"""The RL crawler agent (Liao & Chang; DESIGN.md row 1): a policy network scores every anchor the agent could
+click, and learns by REINFORCE which ones lead to a site's event/news listing page.
+
+π(a) = sigmoid(MLP(Anchor-Net(a) ⊕ Tag-Net(a))), the chance that clicking a lies on the way to a source page:
+- Anchor-Net: the anchor's text embedded by a pretrained multilingual sentence encoder (cached: menus repeat
+  on every page of a site) → MLP. Our addition: the words of the link's URL path, embedded the same way,
+  beside the text (image links have no text, and paths like /events/ carry the same words).
+- Tag-Net: the bag of tags of the anchor's DOM tag path → BiLSTM over the page's anchors in document order,
+  so an anchor is read with its menu neighbours.
+Our addition: a second head on the same joint features, h(a), the chance that the click lands on a source page
+itself — π is high for a hub page's link too, so judging the page a click opens takes h as its prior.
+The action set is the current page's anchors ∪ the frontier of anchors seen and not clicked, each scored in the
+context of the page it was last seen on. While training the agent explores ε-greedily and keeps the
+log-softmax of each click over its action set (for REINFORCE, Eq. 8/10), and — with the auxiliary task — its
+prediction of every anchor's box and its neighbours' from the same joint features (models.discovery.anchor_boxes); in
+use it clicks the best anchor, and stops when the best score is ≤ η, the adaptive stop threshold (Eq. 5); with
+η None it never stops on its score.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+import torch
+from torch import nn
+
+from models.discovery.anchor_boxes import AnchorBoxes
+from models.discovery.policies import Candidate
+from models.model_files import load_checked
+from models.text_encoders import TextEncoder, get_encoder
+
+FORMAT_VERSION = 3
+BOX_TARGETS = 12
+DEFAULT_AGENT = Path(__file__).with_name("discovery_default.pt")
+TAGS = ("html", "body", "div", "span", "a", "ul", "ol", "li", "nav", "header", "footer", "main", "section",
+        "article", "aside", "p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "tbody", "thead", "tr", "td", "th",
+        "form", "button", "strong", "em", "b", "i", "img", "figure", "dl", "dt", "dd", "center", "font",
+        "small", "label", "noscript", "menu", "details", "summary", "address", "time", "picture")
+_TAG_INDEX = {tag: index for index, tag in enumerate(TAGS)}
+_PATH_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class AgentShape:
+    text_dim: int
+    anchor_hidden: int = 128
+    tag_hidden: int = 64
+    joint_hidden: int = 64
+
+
+def tag_bag(tag_path: str) -> np.ndarray:
+    """How often each known tag (and, last, any other tag) occurs on the anchor's path from <html>."""
+    bag = np.zeros(len(TAGS) + 1, dtype=np.float32)
+    for tag in tag_path.split("/"):
+        bag[_TAG_INDEX.get(tag, len(TAGS))] += 1
+    return np.log1p(bag)
+
+
+def path_words(url: str) -> str:
+    return " ".join(_PATH_WORDS.findall(unquote(urlsplit(url).path).replace(".html", " ")))
+
+
+class PolicyNet(nn.Module):
+    def __init__(self, shape: AgentShape) -> None:
+        super().__init__()
+        self.shape = shape
+        self.anchor_net = nn.Sequential(nn.Linear(2 * shape.text_dim, shape.anchor_hidden), nn.ReLU())
+        self.tag_input = nn.Sequential(nn.Linear(len(TAGS) + 1, shape.tag_hidden), nn.ReLU())
+        self.tag_net = nn.LSTM(shape.tag_hidden, shape.tag_hidden, batch_first=True, bidirectional=True)
+        self.joint = nn.Sequential(nn.Linear(shape.anchor_hidden + 2 * shape.tag_hidden, shape.joint_hidden),
+                                   nn.ReLU())
+        self.policy_head = nn.Linear(shape.joint_hidden, 1)
+        self.hit_head = nn.Linear(shape.joint_hidden, 1)
+        # The auxiliary task (training only): each anchor's box and its neighbours' from the same features.
+        self.box_head = nn.Linear(shape.joint_hidden, BOX_TARGETS)
+
+    def features(self, texts: torch.Tensor, bags: torch.Tensor) -> torch.Tensor:
+        """The joint features of one page's anchors, in document order: texts (n, 2·text_dim), bags (n, tags + 1)."""
+        tags, _ = self.tag_net(self.tag_input(bags).unsqueeze(0))
+        return self.joint(torch.cat([self.anchor_net(texts), tags.squeeze(0)], dim=1))
+
+    def forward(self, texts: torch.Tensor, bags: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits of one page's anchors: π's and h's."""
+        features = self.features(texts, bags)
+        return self.policy_head(features).squeeze(1), self.hit_head(features).squeeze(1)
+
+
+@dataclass
+class _Page:
+    urls: list[str]
+    texts: torch.Tensor
+    bags: torch.Tensor
+    logits: torch.Tensor | None = None
+    hit_logits: torch.Tensor | None = None
+    # While learning with the auxiliary task: the anchors' box targets and the net's prediction of them.
+    box_targets: torch.Tensor | None = None
+    boxes: torch.Tensor | None = None
+
+
+@dataclass
+class Click:
+    """One click of a training episode: its log-probability over the action set, its π and h logits."""
+    log_prob: torch.Tensor
+    logit: torch.Tensor
+    hit_logit: torch.Tensor
+
+
+@dataclass
+class RLCrawler:
+    net: PolicyNet
+    encoder: TextEncoder
+    # Eq. 5: stop when the best anchor's score is ≤ eta; None clicks until the budget is spent.
+    eta: float | None = None
+    epsilon: float = 0.0
+    learning: bool = False
+    trained_on: list[str] = field(default_factory=list)
+    # The unlabelled sites it was fine-tuned on with the classifier as reward (models.discovery.finetuning).
+    finetuned_on: list[str] = field(default_factory=list)
+    # Rendered anchor boxes of the training pages, for the auxiliary task (None: no auxiliary task).
+    anchor_boxes: AnchorBoxes | None = None
+    name: str = "rl"
+
+    def __post_init__(self) -> None:
+        self.reset(0)
+
+    def reset(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.pages: list[_Page] = []
+        # url → (page, position) where the anchor was last seen
+        self.seen_at: dict[str, tuple[int, int]] = {}
+        self.clicks: list[Click] = []
+        self.best_scores: list[float] = []
+        # h of the link clicked last: the prior for judging the page it opened.
+        self.last_hit_score = 0.5
+        self.page_url = ""
+
+    def observe(self, clicked: Candidate | None, url: str, html: str) -> None:
+        self.page_url = url
+
+    def _features(self, anchors: list[Candidate]) -> tuple[torch.Tensor, torch.Tensor]:
+        texts = np.concatenate([self.encoder.encode([a.text for a in anchors]),
+                                self.encoder.encode([path_words(a.url) for a in anchors])], axis=1)
+        return torch.from_numpy(texts), torch.from_numpy(np.stack([tag_bag(a.tag_path) for a in anchors]))
+
+    def _add_page(self, anchors: list[Candidate]) -> None:
+        page = _Page([a.url for a in anchors], *self._features(anchors))
+        if self.learning and self.anchor_boxes is not None:
+            targets = self.anchor_boxes.targets(self.page_url, page.urls)
+            page.box_targets = torch.from_numpy(targets) if targets is not None else None
+        self.pages.append(page)
+        for position, anchor in enumerate(anchors):
+            self.seen_at[anchor.url] = (len(self.pages) - 1, position)
+
+    def _logits(self, frontier: list[Candidate]) -> torch.Tensor:
+        for page in self.pages:
+            if page.logits is None:
+                # Within an episode the weights do not change: each page is read once (with its graph while
+                # learning, which the episode's clicks share).
+                with torch.set_grad_enabled(self.learning):
+                    features = self.net.features(page.texts, page.bags)
+                    page.logits = self.net.policy_head(features).squeeze(1)
+                    page.hit_logits = self.net.hit_head(features).squeeze(1)
+                    if page.box_targets is not None:
+                        page.boxes = self.net.box_head(features)
+        where = [self.seen_at[c.url] for c in frontier]
+        return (torch.stack([self.pages[page].logits[position] for page, position in where]),
+                torch.stack([self.pages[page].hit_logits[position] for page, position in where]))
+
+    def choose(self, on_page: list[Candidate], frontier: list[Candidate]) -> Candidate | None:
+        if on_page:
+            self._add_page(on_page)
+        if not frontier:
+            return None
+        logits, hit_logits = self._logits(frontier)
+        best = int(torch.argmax(logits))
+        best_score = float(torch.sigmoid(logits[best].detach()))
+        self.best_scores.append(best_score)
+        if not self.learning and self.eta is not None and best_score <= self.eta:
+            return None
+        index = self.rng.randrange(len(frontier)) if self.learning and self.rng.random() < self.epsilon else best
+        if self.learning:
+            self.clicks.append(Click(torch.log_softmax(logits, dim=0)[index], logits[index], hit_logits[index]))
+        self.last_hit_score = float(torch.sigmoid(hit_logits[index].detach()))
+        return frontier[index]
+
+    def box_loss(self) -> torch.Tensor | None:
+        """The auxiliary task's loss over this episode's rendered pages (mean squared error), if any."""
+        pages = [page for page in self.pages if page.boxes is not None]
+        if not pages:
+            return None
+        return torch.cat([(page.boxes - page.box_targets).pow(2).mean(dim=1) for page in pages]).mean()
+
+    def scores(self, anchors: list[Candidate]) -> tuple[np.ndarray, np.ndarray]:
+        """π(a) and h(a) for one page's anchors in document order (batched inference, no episode state)."""
+        if not anchors:
+            return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
+        with torch.inference_mode():
+            way, hit = self.net(*self._features(anchors))
+            return torch.sigmoid(way).numpy(), torch.sigmoid(hit).numpy()
+
+    def save(self, path: Path) -> None:
+        shape = self.net.shape
+        torch.save({"format_version": FORMAT_VERSION, "encoder": self.encoder.name, "eta": self.eta,
+                    "shape": [shape.text_dim, shape.anchor_hidden, shape.tag_hidden, shape.joint_hidden],
+                    "tags": list(TAGS), "trained_on": self.trained_on, "finetuned_on": self.finetuned_on,
+                    "state": self.net.state_dict()}, path)
+
+    @classmethod
+    def load(cls, path: Path) -> RLCrawler:
+        saved = load_checked(path, "discovery agent", FORMAT_VERSION, tags=list(TAGS))
+        net = PolicyNet(AgentShape(*saved["shape"]))
+        net.load_state_dict(saved["state"])
+        return cls(net.eval(), get_encoder(saved["encoder"]), saved["eta"], trained_on=saved["trained_on"],
+                   finetuned_on=saved["finetuned_on"])
+
+
+def new_agent(encoder_name: str = "use", seed: int = 0) -> RLCrawler:
+    """An untrained agent, its weights drawn from `seed`."""
+    encoder = get_encoder(encoder_name)
+    torch.manual_seed(seed)
+    return RLCrawler(PolicyNet(AgentShape(encoder.dim)), encoder)

@@ -1,0 +1,164 @@
+"""Per-node features of the PRNSM pagination tagger (Wu & Chang), from a page's clickable nodes.
+
+For each `a`/`button` in document order: its parent tag, the character n-grams
+(2–4) of its class names, of its href's query keys (values ignored) and of its
+text, its text itself (for a pretrained sentence encoder), the paper's 8
+heuristics and a few of our own. N-grams are hashed with CRC-32 (stable across
+processes); the tagger folds the hashes into its buckets, embeds and
+average-pools them.
+
+Beyond the paper, and measured in the README's ablations: the class names also
+come from the node's children and its two nearest ancestors (pagination
+markup puts `pagination`/`pager` on the list around the links and icon classes
+inside them), digits in the text n-grams all read as 0 (page "7" looks like
+page "12"), and `EXTRA_HEURISTICS` below — among them how the link's target
+relates to the page's own URL (the pages of one list share a URL template).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+from urllib.parse import SplitResult, parse_qsl, urljoin, urlsplit, urlunsplit
+
+import lxml.html
+
+from models.web.dom import normalize_space
+from models.pagination.data import clickable_nodes
+
+MAX_NGRAMS = 64
+_YEAR = re.compile(r"(?<!\d)(19|20)\d\d(?!\d)")
+_DIGIT = re.compile(r"\d")
+_PAGE_IN_PATH = re.compile(r"[/_-](?:p|pg|page|pages|seite|pagina|strona)[/_=-]?\d+", re.IGNORECASE)
+_DIGITS = re.compile(r"\d+")
+PAPER_HEURISTICS = 8
+EXTRA_HEURISTICS = 8
+HEURISTICS = PAPER_HEURISTICS + EXTRA_HEURISTICS
+# Feature groups that an ablation can leave out (the paper's: w/o parent, class, query, text, heuristics).
+FEATURE_GROUPS = ("parent", "classes", "query", "text", "heuristics")
+
+
+@dataclass(frozen=True)
+class NodeFeatures:
+    parent_tag: str
+    class_ngrams: tuple[int, ...]
+    query_ngrams: tuple[int, ...]
+    text_ngrams: tuple[int, ...]
+    text: str
+    heuristics: tuple[float, ...]
+
+
+def hashed_ngrams(tokens: list[str], sizes: tuple[int, ...] = (2, 3, 4)) -> tuple[int, ...]:
+    """CRC-32 hashes of the character n-grams of each token, at most MAX_NGRAMS (the model folds them
+    into its own number of buckets)."""
+    grams: list[int] = []
+    for token in tokens:
+        padded = f"<{token}>"
+        for size in sizes:
+            for start in range(max(1, len(padded) - size + 1)):
+                grams.append(zlib.crc32(padded[start:start + size].encode()))
+                if len(grams) >= MAX_NGRAMS:
+                    return tuple(grams)
+    return tuple(grams)
+
+
+def node_text(node: lxml.html.HtmlElement) -> str:
+    text = node.text_content() or node.get("value") or node.get("aria-label") or node.get("title") or ""
+    if not text.strip():
+        text = " ".join(image.get("alt", "") for image in node.iter("img"))
+    return normalize_space(text)[:80]
+
+
+def _class_names(node: lxml.html.HtmlElement) -> list[str]:
+    """Class names of the node, its descendants (icons) and its two nearest ancestors (the pager list)."""
+    names = []
+    ancestors = [ancestor for _, ancestor in zip(range(2), node.iterancestors())]
+    for element in [node, *node.iterdescendants(), *ancestors]:
+        names.extend((element.get("class") or "").lower().split())
+    return list(dict.fromkeys(names))
+
+
+def _is_number(text: str) -> bool:
+    return text.isdigit() and len(text) <= 5
+
+
+def _template(parts: SplitResult) -> str:
+    """A URL with its numbers blanked and its query reduced to sorted keys: pages of one list share it."""
+    try:
+        keys = sorted({key for key, _ in parse_qsl(parts.query, keep_blank_values=True)})
+    except ValueError:
+        keys = []
+    return _DIGITS.sub("0", f"{parts.netloc}{parts.path.rstrip('/')}?{'&'.join(keys)}")
+
+
+def _relation_to_page(href: str, page: SplitResult | None) -> tuple[float, float, float]:
+    """How a link's target relates to the page's own URL: the same URL template (numbers aside), the same
+    path (query-string pagination), one path inside the other (/blog/ and /blog/page/2/)."""
+    if page is None or not href or href.startswith(("#", "javascript:")):
+        return 0.0, 0.0, 0.0
+    try:
+        target = urlsplit(urljoin(urlunsplit(page), href))
+    except ValueError:
+        return 0.0, 0.0, 0.0
+    if target.netloc != page.netloc:
+        return 0.0, 0.0, 0.0
+    same_page = target.path == page.path and target.query == page.query
+    own, other = page.path.rstrip("/") + "/", target.path.rstrip("/") + "/"
+    return (float(not same_page and _template(target) == _template(page)),
+            float(not same_page and target.path == page.path),
+            float(own != other and (other.startswith(own) or own.startswith(other))))
+
+
+def page_features(root: lxml.html.HtmlElement, page_url: str = "") -> list[NodeFeatures]:
+    """The features of every clickable node; page_url (where the page was fetched from) feeds the
+    link-to-page relations, which are 0 without it."""
+    try:
+        page = urlsplit(page_url) if page_url.startswith(("http://", "https://")) else None
+    except ValueError:
+        page = None
+    nodes = clickable_nodes(root)
+    hrefs = [(node.get("href") or "").strip() for node in nodes]
+    texts = [node_text(node) for node in nodes]
+    has_href = [bool(href) for href in hrefs]
+    features = []
+    for index, node in enumerate(nodes):
+        href, text = hrefs[index], texts[index]
+        own_classes = (node.get("class") or "").lower().split()
+        split = urlsplit(href) if "\x00" not in href else urlsplit("")
+        try:
+            keys = [key.lower() for key, _ in parse_qsl(split.query, keep_blank_values=True)]
+        except ValueError:
+            keys = []
+        lowered_href = href.lower()
+        neighbours = [texts[i] for i in (index - 1, index + 1) if 0 <= i < len(texts)]
+        paper = (
+            float(any("disabled" in name for name in own_classes) or node.get("disabled") is not None),
+            float("page" in lowered_href),
+            float(any(character.isdigit() for character in href)),
+            float(bool(_YEAR.search(href))),
+            min(len(keys), 2) / 2,
+            float(text.isalnum()),
+            float(index > 0 and has_href[index - 1]),
+            float(index + 1 < len(nodes) and has_href[index + 1]),
+        )
+        extra = (
+            float(_is_number(text)),
+            # A run of page numbers: this number is one more or one less than a neighbour's.
+            float(_is_number(text) and any(_is_number(n) and abs(int(n) - int(text)) == 1 for n in neighbours)),
+            float(bool(_PAGE_IN_PATH.search(split.path))),
+            float(not href or href == "#" or lowered_href.startswith("javascript:")),
+            # Arrow-like labels: », ›, >, ->, …
+            float(bool(text) and len(text) <= 3 and not any(character.isalnum() for character in text)),
+            *_relation_to_page(href, page),
+        )
+        parent = node.getparent()
+        features.append(NodeFeatures(
+            parent_tag=str(parent.tag).lower() if parent is not None else "",
+            class_ngrams=hashed_ngrams(_class_names(node)),
+            query_ngrams=hashed_ngrams(keys),
+            text_ngrams=hashed_ngrams(_DIGIT.sub("0", text.lower()).split() or [""]),
+            text=text,
+            heuristics=paper + extra,
+        ))
+    return features

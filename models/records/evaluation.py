@@ -1,0 +1,211 @@
+"""Evaluation of record extraction with the metrics of DESIGN.md, sourcewatch beside the sibling-group baseline.
+
+Estuka: per-page precision/recall/F1 of records (a predicted record matches a gold record when the gold
+record's first field appears in its text, whitespace-normalised and case-insensitive; one-to-one), averaged
+over pages. City Scrapers: one-to-one recall of asserted items (title, or start date in a common rendering,
+in the record's text), exact-count accuracy where the expected count is known, precision only over pages whose
+items are all asserted. Snapshots: item-link recall over a listing and its pagination.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+
+from models.web.dom import normalize_space, parse_html
+from models.records.extraction import ExtractedRecord, extract_list, extract_records, sibling_group_baseline
+from models.records.data import CityScrapersPage, EstukaPage, SnapshotList
+
+Extractor = Callable[[str, str], list[ExtractedRecord]]
+Progress = Callable[[], None]
+
+
+def sourcewatch_extractor(html: str, url: str) -> list[ExtractedRecord]:
+    return extract_records(parse_html(html), url).records
+
+
+def baseline_extractor(html: str, url: str) -> list[ExtractedRecord]:
+    return sibling_group_baseline(parse_html(html), url)
+
+
+EXTRACTORS: dict[str, Extractor] = {"sourcewatch": sourcewatch_extractor, "baseline": baseline_extractor}
+
+
+def _fold(text: str) -> str:
+    return normalize_space(text).casefold()
+
+
+def one_to_one(matches: Sequence[Sequence[int]]) -> int:
+    """The size of a maximum matching: matches[g] lists the records gold item g may match (Kuhn's
+    augmenting paths; pages hold at most a few hundred records)."""
+    owner: dict[int, int] = {}
+
+    def assign(gold: int, visited: set[int]) -> bool:
+        for record in matches[gold]:
+            if record in visited:
+                continue
+            visited.add(record)
+            if record not in owner or assign(owner[record], visited):
+                owner[record] = gold
+                return True
+        return False
+
+    return sum(1 for gold in range(len(matches)) if assign(gold, set()))
+
+
+def _prf(matched: int, predicted: int, gold: int) -> tuple[float, float, float]:
+    precision = matched / predicted if predicted else 0.0
+    recall = matched / gold if gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    values = list(values)
+    return round(statistics.fmean(values), 4) if values else None
+
+
+def _timed(extractor: Extractor, html: str, url: str, times: list[float]) -> list[ExtractedRecord]:
+    started = time.perf_counter()
+    records = extractor(html, url)
+    times.append((time.perf_counter() - started) * 1000)
+    return records
+
+
+def _timing(times: list[float]) -> dict:
+    if not times:
+        return {}
+    ordered = sorted(times)
+    return {"ms_p50": round(ordered[len(ordered) // 2], 2),
+            "ms_p99": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 2),
+            "pages_per_s": round(len(times) / (sum(times) / 1000), 2)}
+
+
+def evaluate_estuka(pages: Sequence[EstukaPage], extractor: Extractor, progress: Progress | None = None) -> dict:
+    scores: list[tuple[str, float, float, float]] = []
+    times: list[float] = []
+    for page in pages:
+        records = _timed(extractor, page.html, "https://estuka.invalid/", times)
+        texts = [_fold(record.text) for record in records]
+        matches = [[i for i, text in enumerate(texts) if _fold(key) in text] for key in page.keys]
+        scores.append((page.category, *_prf(one_to_one(matches), len(records), len(page.keys))))
+        if progress:
+            progress()
+    by_category: dict[str, list[float]] = defaultdict(list)
+    for category, _, _, f1 in scores:
+        by_category[category].append(f1)
+    return {
+        "precision": _mean(s[1] for s in scores), "recall": _mean(s[2] for s in scores),
+        "f1": _mean(s[3] for s in scores), "count_accuracy": None, "pages": len(scores),
+        "by_category": {category: _mean(values) for category, values in sorted(by_category.items())},
+        **_timing(times),
+    }
+
+
+def date_renderings(start: str) -> list[str]:
+    """Common ways a page writes the date of an ISO start time, case-folded."""
+    try:
+        moment = datetime.fromisoformat(start)
+    except ValueError:
+        return []
+    month, short, day, year = moment.strftime("%B"), moment.strftime("%b"), moment.day, moment.year
+    forms = [
+        moment.strftime("%Y-%m-%d"), f"{moment.month}/{day}/{year}", moment.strftime("%m/%d/%Y"),
+        f"{moment.month}/{day}/{year % 100:02d}", moment.strftime("%m/%d/%y"), f"{month} {day}, {year}",
+        f"{short} {day}, {year}", f"{short}. {day}, {year}", f"{day} {month} {year}", f"{month} {day} {year}",
+        f"{month} {day}", f"{short} {day}", f"{short}. {day}", moment.strftime("%B %d"), f"{moment.month}/{day}",
+    ]
+    return [form.casefold() for form in dict.fromkeys(forms)]
+
+
+def _item_matches(item: tuple[str, str], texts: Sequence[str]) -> list[int]:
+    title, start = item
+    title = _fold(title)
+    dates = date_renderings(start) if start else []
+    return [i for i, text in enumerate(texts)
+            if (title and title in text) or any(_contains_date(text, form) for form in dates)]
+
+
+def _contains_date(text: str, form: str) -> bool:
+    """The date form occurs in the text and is not the start of a longer number ("May 1" in "May 10")."""
+    at = text.find(form)
+    while at >= 0:
+        end = at + len(form)
+        if end >= len(text) or not text[end].isdigit():
+            return True
+        at = text.find(form, at + 1)
+    return False
+
+
+def evaluate_city_scrapers(pages: Sequence[CityScrapersPage], extractor: Extractor,
+                           progress: Progress | None = None) -> dict:
+    per_role: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    times: list[float] = []
+    for page in pages:
+        records = _timed(extractor, page.html, page.url, times)
+        texts = [_fold(record.text) for record in records]
+        found = one_to_one([_item_matches(item, texts) for item in page.items]) if page.items else 0
+        group = "listing" if page.role == "listing" else "detail_or_auxiliary"
+        scores = per_role[group]
+        scores["pages"].append(page.host)
+        if page.items:
+            scores["found"].append(found)
+            scores["asserted"].append(len(page.items))
+            scores["recall_by_host"].append((page.host, found / len(page.items)))
+        if page.expected_count is not None:
+            scores["count_ok"].append(len(records) == page.expected_count)
+        if page.complete and page.items:
+            scores["precision"].append(found / len(records) if records else 0.0)
+        if progress:
+            progress()
+    return {group: _city_scrapers_summary(scores) for group, scores in per_role.items()} | {"timing": _timing(times)}
+
+
+def _city_scrapers_summary(scores: dict[str, list]) -> dict:
+    recall = sum(scores["found"]) / sum(scores["asserted"]) if scores["asserted"] else None
+    precision = _mean(scores["precision"])
+    by_host: dict[str, list[float]] = defaultdict(list)
+    for host, value in scores["recall_by_host"]:
+        by_host[host].append(value)
+    return {
+        "recall": round(recall, 4) if recall is not None else None,
+        "precision": precision,
+        "precision_pages": len(scores["precision"]),
+        # Precision is known only on the few fully asserted pages; elsewhere F1 is the recall.
+        "f1": round(2 * precision * recall / (precision + recall), 4) if precision and recall else recall,
+        "f1_is_recall": not precision,
+        "count_accuracy": _mean(float(ok) for ok in scores["count_ok"]),
+        "count_pages": len(scores["count_ok"]),
+        "pages": len(scores["pages"]),
+        "items": sum(scores["asserted"]),
+        "by_category": {host: _mean(values) for host, values in sorted(by_host.items())},
+    }
+
+
+def evaluate_snapshots(lists: Sequence[SnapshotList], baseline: bool = False) -> dict:
+    """Item-link recall of each known listing, read page by page as one list; `item_recall` also counts an
+    item whose feed title a record shows (listings that link their items to another site, e.g. an event's
+    own page, cannot reach the feed's link)."""
+    per_list = {}
+    for listing in lists:
+        parsed = [(parse_html(html), url) for url, html in listing.pages]
+        if baseline:
+            records = [r for root, url in parsed for r in sibling_group_baseline(root, url)]
+        else:
+            records = [r for extraction in extract_list(parsed) for r in extraction.records]
+        links = {record.item_url for record in records}
+        texts = [_fold(record.text) for record in records]
+        by_title = {url for url, title in listing.item_titles.items() if any(_fold(title) in t for t in texts)}
+        per_list[listing.name] = {
+            "pages": len(listing.pages), "items": len(listing.item_urls), "records": len(records),
+            "item_link_recall": round(len(listing.item_urls & links) / len(listing.item_urls), 4),
+            "item_recall": round(len(listing.item_urls & (links | by_title)) / len(listing.item_urls), 4)}
+    items = sum(result["items"] for result in per_list.values())
+    return {
+        "item_link_recall": round(sum(r["item_link_recall"] * r["items"] for r in per_list.values()) / items, 4),
+        "item_recall": round(sum(r["item_recall"] * r["items"] for r in per_list.values()) / items, 4),
+        "listings": len(per_list), "items": items, "by_listing": per_list,
+    } if per_list else {}

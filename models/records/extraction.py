@@ -1,0 +1,416 @@
+"""Records of a listing page: the ranked MDR data regions turned into item link, title, date and snippet.
+
+`extract_records(root, url)` reads one page; `extract_list(pages)` reads the
+pages of one paginated list with one template (the region of the first page
+that has records fixes the parent's tag path and the records' tag and class;
+later pages use their region built the same way where they have one) and keeps
+each item once.
+
+Region ranking: MDR ranks regions by number of records × record size; here the
+size is the number of letters in the record's text, a region only counts records with text,
+regions whose records carry item links are preferred (the seed's filter: a
+record set is kept when its records link to their items), and regions inside
+the page's navigation landmarks (nav, header, footer, aside) are not content. A *wrapper* region
+(a few big generalized nodes that each hold a finer region with more records,
+e.g. two columns of results) gives way to the finer region.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+from urllib.parse import urljoin, urlsplit
+
+import lxml.etree
+import lxml.html
+
+from models.records.data_regions import DataRegion, element_children, find_data_regions
+from models.web.dom import normalize_space
+from models.records.dates import date_in_text, numeric_day_first, record_date
+
+SNIPPET_CHARS = 300
+TITLE_CHARS = 300
+# A region counts as linked when at least this share of its records has an item link.
+LINKED_SHARE = 0.5
+# Unlinked regions compete at this fraction of their score (tables of meetings often have no links).
+UNLINKED_WEIGHT = 0.5
+# A finer region inside a region's records replaces it when it holds this share of the region's text.
+WRAPPER_TEXT_SHARE = 0.5
+MERGED_TEXT_SHARE = 0.8
+DATED_BONUS = 1.0
+NAVIGATION_TAGS = frozenset({"nav", "header", "footer", "aside"})
+BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "br",
+                        "tr", "td", "th", "table", "section", "article", "header", "footer", "aside", "main",
+                        "nav", "blockquote", "pre", "figure", "figcaption", "address", "hr", "time"})
+# Lines of an element split by <br> become elements of this class once there are this many.
+LINE_CLASS = "sourcewatch-line"
+MIN_LINES = 3
+CONTENT_TAGS = frozenset({"main", "article"})
+NAVIGATION_ROLES = frozenset({"navigation", "banner", "contentinfo", "menu", "menubar"})
+INVISIBLE_TAGS = ("script", "style", "noscript", "template")
+_MAYBE_HIDDEN = lxml.etree.XPath("//*[@hidden or @aria-hidden or @style]")
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_NOT_ITEM_LINKS = ("#", "javascript:", "mailto:", "tel:", "data:")
+
+
+@dataclass(frozen=True)
+class ExtractedRecord:
+    item_url: str
+    title: str
+    date: datetime | None
+    snippet: str
+    position: int
+    text: str
+
+
+class Item(Protocol):
+    item_url: str
+    title: str
+    date: datetime | None
+
+
+def record_key(record: Item) -> str:
+    """What identifies an item: its link, title and date (two events may link to one conference site, and a
+    series' meetings may share a title and a link)."""
+    return f"{record.item_url}\x00{record.title}\x00{record.date.isoformat() if record.date else ''}"
+
+
+@dataclass
+class Extraction:
+    """The records of a page (its main region) and what identifies that region's template."""
+
+    records: list[ExtractedRecord] = field(default_factory=list)
+    # What identifies the region's template on the list's other pages (see _template).
+    template: str = ""
+    # The largest and second-largest data regions' texts (features of the source-page classifier).
+    region_texts: tuple[str, str] = ("", "")
+    regions: int = 0
+
+
+def _text(elements: Iterable[lxml.html.HtmlElement]) -> str:
+    return normalize_space(" ".join(element.text_content() for element in elements))
+
+
+def _separate_blocks(root: lxml.html.HtmlElement) -> None:
+    """Put a space at both edges of every block element, so that text_content() reads as a reader sees it:
+    "Meetup 1" and "March 1, 2024" in two paragraphs do not run together, "<b>Meet</b>up" stays one word."""
+    for element in root.iter(*BLOCK_TAGS):
+        element.text = " " + (element.text or "")
+        element.tail = " " + (element.tail or "")
+
+
+def _wrap_lines(root: lxml.html.HtmlElement) -> None:
+    """Make each `<br>`-separated line of an element whose content is inline an element of its own (a
+    `span.LINE_CLASS`): meeting pages often list one meeting per line, and MDR compares elements, not lines."""
+    for element in [e for e in root.iter() if isinstance(e.tag, str) and e.tag not in INVISIBLE_TAGS]:
+        children = list(element)
+        if sum(1 for child in children if child.tag == "br") < MIN_LINES - 1 or any(
+                isinstance(child.tag, str) and child.tag in BLOCK_TAGS and child.tag != "br" for child in children):
+            continue
+        line = lxml.html.Element("span", {"class": LINE_CLASS})
+        line.text, element.text = element.text, None
+        lines = [line]
+        for child in children:
+            element.remove(child)  # its tail goes with it
+            if child.tag == "br":
+                line = lxml.html.Element("span", {"class": LINE_CLASS})
+                line.text = child.tail
+                lines.append(line)
+            else:
+                line.append(child)
+        for line in lines:
+            if (line.text or "").strip() or len(line):
+                element.append(line)
+
+
+def item_link(base_url: str, href: str | None) -> str:
+    """The absolute http(s) URL of an item link, or '' for fragments, scripts, mail and broken hrefs."""
+    href = (href or "").strip()
+    if not href or href.startswith(_NOT_ITEM_LINKS):
+        return ""
+    try:
+        absolute = urljoin(base_url, href)
+    except ValueError:
+        return ""
+    parts = urlsplit(absolute)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return ""
+    return absolute.split("#", 1)[0]
+
+
+def _main_link(elements: list[lxml.html.HtmlElement], base_url: str) -> tuple[str, str]:
+    """(item URL, title) of a record: a link inside a heading first, else the link with the longest text,
+    else the first link (an image link)."""
+    anchors = [a for element in elements for a in ([element] if element.tag == "a" else element.iter("a"))]
+    linked = [(a, url) for a in anchors if (url := item_link(base_url, a.get("href")))]
+    if not linked:
+        return "", ""
+    in_heading = [(a, url) for a, url in linked
+                  if any(ancestor.tag in ("h1", "h2", "h3", "h4", "h5", "h6") for ancestor in a.iterancestors())
+                  or any(True for _ in a.iter("h1", "h2", "h3", "h4", "h5", "h6"))]
+    anchor, url = (in_heading or sorted(linked, key=lambda pair: -len(_text([pair[0]]))))[0]
+    return url, _text([anchor])
+
+
+def _heading_text(elements: list[lxml.html.HtmlElement]) -> str:
+    for element in elements:
+        for heading in element.iter("h1", "h2", "h3", "h4", "h5", "h6", "strong", "b"):
+            if text := _text([heading]):
+                return text
+    return ""
+
+
+def _anchor_text(elements: list[lxml.html.HtmlElement]) -> str:
+    texts = [_text([a]) for element in elements for a in ([element] if element.tag == "a" else element.iter("a"))]
+    return max(texts, key=len, default="")
+
+
+def build_record(elements: list[lxml.html.HtmlElement], base_url: str, position: int,
+                 day_first: bool = False) -> ExtractedRecord:
+    text = _text(elements)
+    url, title = _main_link(elements, base_url)
+    title = title or _heading_text(elements) or _anchor_text(elements) or text
+    return ExtractedRecord(item_url=url, title=title[:TITLE_CHARS], date=record_date(elements, text, day_first),
+                           snippet=text[:SNIPPET_CHARS], position=position, text=text)
+
+
+@dataclass
+class _Candidate:
+    region: DataRegion
+    # The records that have text, and their texts.
+    records: list[list[lxml.html.HtmlElement]]
+    texts: list[str]
+    score: float
+    elements: set[lxml.html.HtmlElement]
+    text_chars: int
+
+
+def _has_item_link(elements: list[lxml.html.HtmlElement], base_url: str) -> bool:
+    return any(item_link(base_url, a.get("href"))
+               for element in elements for a in ([element] if element.tag == "a" else element.iter("a")))
+
+
+def _in_navigation(element: lxml.html.HtmlElement) -> bool:
+    """Inside a page landmark that holds navigation, not content (nav, header, footer, aside) — the nearest
+    landmark decides, because broken markup can put the page's main content inside its navigation."""
+    for node in (element, *element.iterancestors()):
+        if node.tag in CONTENT_TAGS or node.get("role") == "main":
+            return False
+        if node.tag in NAVIGATION_TAGS or node.get("role") in NAVIGATION_ROLES:
+            return True
+    return False
+
+
+def _candidate(region: DataRegion, base_url: str) -> _Candidate | None:
+    with_text = [(nodes, text) for nodes in region.records if (text := _text(nodes))]
+    if len(with_text) < 2 or _in_navigation(region.parent):
+        return None
+    records = [nodes for nodes, _ in with_text]
+    texts = [text for _, text in with_text]
+    linked = sum(1 for nodes in records if _has_item_link(nodes, base_url)) / len(records)
+    weight = 1.0 if linked >= LINKED_SHARE else UNLINKED_WEIGHT
+    elements = {element for nodes in records for element in nodes}
+    # Size counts letters (any script), so a pager's page numbers or a column of prices weigh nothing.
+    letters = sum(1 for text in texts for character in text if character.isalpha())
+    return _Candidate(region, records, texts, letters * weight, elements, sum(len(text) for text in texts))
+
+
+def _with_dated_bonus(candidates: list[_Candidate]) -> None:
+    """News and event lists date their items: a region's score grows by up to DATED_BONUS times with the share
+    of its records that show a date. Only regions the bonus could lift to the top are examined."""
+    if not candidates:
+        return
+    within_reach = max(c.score for c in candidates) / (1 + DATED_BONUS)
+    for candidate in candidates:
+        if candidate.score >= within_reach:
+            dated = sum(1 for text in candidate.texts if date_in_text(text) is not None) / len(candidate.texts)
+            candidate.score *= 1 + DATED_BONUS * dated
+
+
+def _finer(inners: list[_Candidate], outer: _Candidate) -> bool:
+    """Whether these regions inside outer's records hold its data more finely: more records between them and
+    most of its text (almost all of it when several are merged: records with small lists inside — tags, a
+    line of facts — are records, not wrappers)."""
+    share = WRAPPER_TEXT_SHARE if len(inners) == 1 else MERGED_TEXT_SHARE
+    return (sum(len(inner.records) for inner in inners) > len(outer.records)
+            and sum(inner.text_chars for inner in inners) >= share * outer.text_chars
+            and _links_inside(outer, set().union(*(inner.elements for inner in inners))))
+
+
+def _links_inside(outer: _Candidate, inner_elements: set[lxml.html.HtmlElement]) -> bool:
+    """Whether the finer regions hold outer's links (a record's title link outside them — beside its date
+    and summary fields — means outer's records are the records and the finer regions their fields)."""
+    links = [a for nodes in outer.records for element in nodes for a in element.iter("a") if a.get("href")]
+    inside = sum(1 for a in links if any(node in inner_elements for node in (a, *a.iterancestors())))
+    return inside >= WRAPPER_TEXT_SHARE * len(links)
+
+
+def _merged_candidate(parts: list[_Candidate]) -> _Candidate:
+    """One region of several alike regions (one per record of a wrapper: a table per year, a list per column)."""
+    records = [nodes for part in parts for nodes in part.records]
+    region = DataRegion(parent=parts[0].region.parent, records=records, span=parts[0].region.span)
+    return _Candidate(region, records, [text for part in parts for text in part.texts],
+                      sum(part.score for part in parts), set().union(*(part.elements for part in parts)),
+                      sum(part.text_chars for part in parts))
+
+
+def _without_wrappers(candidates: list[_Candidate]) -> list[_Candidate]:
+    """The candidates with wrappers replaced by what they wrap: a wrapper's records each hold a finer region
+    (one with more records and most of the text replaces it; several built alike, one per record, are merged
+    into one region that replaces it)."""
+    owners: dict[lxml.html.HtmlElement, list[int]] = defaultdict(list)
+    for index, candidate in enumerate(candidates):
+        for element in candidate.elements:
+            owners[element].append(index)
+    # outer index → template → the regions built that way inside outer's records
+    inside: dict[int, dict[str, list[_Candidate]]] = defaultdict(lambda: defaultdict(list))
+    for inner in candidates:
+        parent = inner.region.parent
+        for index in {i for ancestor in (parent, *parent.iterancestors()) for i in owners.get(ancestor, ())}:
+            inside[index][_template(inner)].append(inner)
+    kept: list[_Candidate] = []
+    merged: dict[frozenset, _Candidate] = {}
+    for index, outer in enumerate(candidates):
+        groups = [group for group in inside[index].values() if _finer(group, outer)]
+        if any(len(group) == 1 for group in groups):
+            continue
+        if groups:
+            candidate = _merged_candidate(max(groups, key=lambda group: sum(c.score for c in group)))
+            merged.setdefault(frozenset(candidate.elements), candidate)
+            continue
+        kept.append(outer)
+    return kept + list(merged.values())
+
+
+def tag_path(element: lxml.html.HtmlElement) -> str:
+    """The element's path of tag names from the root, e.g. html/body/div/ul."""
+    return "/".join(reversed([element.tag] + [a.tag for a in element.iterancestors()]))
+
+
+def _drop_invisible(root: lxml.html.HtmlElement) -> None:
+    """Remove what a reader never sees: scripts, styles and elements hidden by attribute or inline style
+    (their text would otherwise count as record text)."""
+    lxml.etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
+    hidden = [element for element in _MAYBE_HIDDEN(root) if element.get("hidden") is not None
+              or element.get("aria-hidden") == "true" or _HIDDEN_STYLE.search(element.get("style") or "")]
+    for element in hidden:
+        if element.getparent() is not None:
+            element.drop_tree()
+
+
+def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[_Candidate]:
+    """The page's data regions, best first. Changes `root`: removes its invisible elements and spaces its
+    blocks apart."""
+    if root is None:
+        return []
+    _drop_invisible(root)
+    _wrap_lines(root)
+    _separate_blocks(root)
+    candidates = _without_wrappers([c for region in find_data_regions(root) if (c := _candidate(region, base_url))])
+    _with_dated_bonus(candidates)
+    return sorted(candidates, key=lambda c: -c.score)
+
+
+def _extraction(candidates: list[_Candidate], chosen: _Candidate | None, base_url: str) -> Extraction:
+    texts = [" ".join(c.texts) for c in candidates[:2]]
+    texts += [""] * (2 - len(texts))
+    if chosen is None:
+        return Extraction(region_texts=(texts[0], texts[1]), regions=len(candidates))
+    language = chosen.region.parent.getroottree().getroot().get("lang") or ""
+    day_first = numeric_day_first(chosen.texts, language)
+    records = [build_record(nodes, base_url, position, day_first) for position, nodes in enumerate(chosen.records)]
+    return Extraction(records=records, template=_template(chosen),
+                      region_texts=(texts[0], texts[1]), regions=len(candidates))
+
+
+def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str = "") -> Extraction:
+    """The records of one page's main data region — the region built like `template` (from an earlier page
+    of the same list) where the page has one; no records when the page has no repeated structure."""
+    candidates = ranked_candidates(root, base_url)
+    chosen = next((c for c in candidates if template and _template(c) == template), None)
+    if chosen is None and template and root is not None:
+        chosen = _single_record(root, template, base_url)
+    return _extraction(candidates, chosen or (candidates[0] if candidates else None), base_url)
+
+
+def _signature(element: lxml.html.HtmlElement) -> str:
+    return f"{element.tag}.{'.'.join(sorted((element.get('class') or '').split()))}"
+
+
+def _template(candidate: _Candidate) -> str:
+    """What a list's pages share: the tag path of the region's parent and the tag and class of its records."""
+    return f"{tag_path(candidate.region.parent)}|{'+'.join(map(_signature, candidate.records[0]))}"
+
+
+def _single_record(root: lxml.html.HtmlElement, template: str, base_url: str) -> _Candidate | None:
+    """The records built like the template on a page that has too few of them for a region (the last page
+    of a list often holds one item): the template parent's children with the template's tag and class."""
+    path, roots = template.split("|", 1)
+    signatures = roots.split("+")
+    span = len(signatures)
+    for parent in root.iter():
+        if isinstance(parent.tag, str) and tag_path(parent) == path:
+            children = element_children(parent)
+            records = [children[i:i + span] for i in range(len(children) - span + 1)
+                       if [_signature(child) for child in children[i:i + span]] == signatures]
+            texts = [_text(nodes) for nodes in records]
+            if records and all(texts):
+                elements = {element for nodes in records for element in nodes}
+                region = DataRegion(parent=parent, records=records, span=span)
+                return _Candidate(region, records, texts, 0.0, elements, sum(map(len, texts)))
+    return None
+
+
+def extract_list(pages: Sequence[tuple[lxml.html.HtmlElement | None, str]]) -> list[Extraction]:
+    """The records of each page of one paginated list, read with the template of its first page that has
+    records; an item is kept on the first page it appears on only."""
+    template = ""
+    seen: set[str] = set()
+    extractions = []
+    for root, url in pages:
+        extraction = extract_records(root, url, template)
+        template = template or extraction.template
+        unique = []
+        for record in extraction.records:
+            if record_key(record) in seen:
+                continue
+            seen.add(record_key(record))
+            unique.append(record)
+        extraction.records = unique
+        extractions.append(extraction)
+    return extractions
+
+
+def sibling_group_baseline(root: lxml.html.HtmlElement | None, base_url: str) -> list[ExtractedRecord]:
+    """The baseline: under each element, its children grouped by tag and class attribute; the group with the
+    most letters wins, skipping wrapper groups (whose members hold a group with more members and at least
+    half their letters). No data-region mining, no ranking beyond size."""
+    if root is None:
+        return []
+    _drop_invisible(root)
+    _separate_blocks(root)
+    groups: list[tuple[list[lxml.html.HtmlElement], int]] = []
+    for parent in root.iter():
+        if not isinstance(parent.tag, str):
+            continue
+        by_class: dict[tuple[str, str], list[lxml.html.HtmlElement]] = defaultdict(list)
+        for child in element_children(parent):
+            by_class[(child.tag, child.get("class") or "")].append(child)
+        for members in by_class.values():
+            letters = sum(1 for character in _text(members) if character.isalpha())
+            if len(members) >= 2 and letters:
+                groups.append((members, letters))
+    owner = {member: index for index, (members, _) in enumerate(groups) for member in members}
+    wrappers = set()
+    for members, letters in groups:
+        for ancestor in members[0].iterancestors():
+            index = owner.get(ancestor)
+            if index is not None and len(members) > len(groups[index][0]) and letters >= groups[index][1] / 2:
+                wrappers.add(index)
+    ranked = sorted((group for index, group in enumerate(groups) if index not in wrappers), key=lambda g: -g[1])
+    best = ranked[0][0] if ranked else []
+    return [build_record([element], base_url, position) for position, element in enumerate(best)]

@@ -1,0 +1,44 @@
+"""`sourcewatch`: the one command line of the project (`sourcewatch COMMAND --help` for each)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from infra.settings import get_settings
+from streams.cli import (bench, crawl, demo, discover, evaluate, kafka, records, replay, revisit, serving, sql,
+                         tag, train, watch, worker)
+from streams.cli.base import CommandError
+
+COMMANDS = (
+    kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, demo.Demo, crawl.CrawlSnapshots,
+    serving.Simweb, bench.Bench, train.Train, evaluate.Evaluate, revisit.Retrain, tag.Tag, sql.Sql, watch.Watch,
+    records.Records, replay.Replay, serving.ServeSites,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sourcewatch", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    commands = parser.add_subparsers(dest="command_name", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command().register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.ERROR)
+    if getattr(args, "allow_loopback", False):
+        # Settings are read once, on first use: set it before anything reads them.
+        os.environ["SOURCEWATCH_ALLOW_LOOPBACK"] = "true"
+        get_settings.cache_clear()
+    try:
+        return args.command.run(args) or 0
+    except CommandError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.code

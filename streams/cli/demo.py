@@ -1,0 +1,30 @@
+"""`sourcewatch demo`: the main job on the simulated web — Kafka, sites, a worker, ClickHouse."""
+
+from __future__ import annotations
+
+import argparse
+
+from streams.cli.base import Command, add_json, interactive, loopback_crawl_settings, print_json
+
+
+class Demo(Command):
+    name = "demo"
+    help = "the main job on a simulated web: Kafka, sites, workers, ClickHouse"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--sites", type=int, default=20, help="simulated sites (default 20)")
+        parser.add_argument("--duration", type=float, default=120.0, help="seconds to run (default 120)")
+        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument("--speed", type=float, default=3600.0, help="simulated seconds per real second")
+        parser.add_argument("--watch", type=float, default=60.0,
+                            help="seconds the revisit model watches the source pages found (default 60; 0 skips it)")
+        add_json(parser, "print the summary as one JSON object")
+
+    def run(self, args: argparse.Namespace) -> int:
+        loopback_crawl_settings()
+        from jobs.demo import DemoPlan, print_summary, run_demo
+
+        summary = run_demo(DemoPlan(sites=args.sites, seed=args.seed, duration=args.duration, speed=args.speed,
+                                    watch=args.watch), show_progress=interactive(args))
+        print_json(summary) if args.json else print_summary(summary)
+        return 0 if summary.get("pages_fetched") else 1

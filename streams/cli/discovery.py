@@ -1,0 +1,260 @@
+"""`sourcewatch train|eval discovery`, `train|eval classifier` and `bench discovery`: the discovery agent and
+the source-page classifier."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from infra.settings import get_settings
+from streams.cli.base import Command, CommandError, add_json, print_json, progress_bar
+
+
+def add_sites(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--sites", nargs="+", required=required, metavar="DIR",
+                        help="labelled site folders or folders of them, e.g. <data>/sites")
+
+
+def add_agent_training_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--epochs", type=int, help="pre-training epochs (default: the trainer's)")
+    parser.add_argument("--no-aux", action="store_true",
+                        help="train the agent without the auxiliary box task (no Chromium needed)")
+    parser.add_argument("--stop-rule", choices=["out_of_fold", "eq5"], default="out_of_fold",
+                        help="how the agent's stop threshold η is set — the fewest errors on training sites held "
+                             "out from brief agents (default), or the seed's Eq. 5 (eval with folds reports Eq. 5's "
+                             "figures beside the default's)")
+    parser.add_argument("--finetune-simweb", type=int, metavar="N",
+                        help="after pre-training, fine-tune the agent on N sites of the simulated web with the "
+                             "source-page classifier as reward (Eq. 4; eval: in every fold, reported as "
+                             "rl_finetuned beside rl)")
+    parser.add_argument("--finetune-seed", type=int, default=3,
+                        help="the fine-tuning web's seed (default 3; held-out evaluation uses 7)")
+    parser.add_argument("--finetune-epochs", type=int, help="fine-tuning epochs (default 30)")
+    parser.add_argument("--no-rehearse", action="store_true",
+                        help="fine-tune on the simulated sites alone, without rehearsing the labelled ones (the "
+                             "seed's Eq. 4 as written)")
+
+
+def add_encoder(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--encoder", choices=["use", "laser", "e5", "none"], default="use",
+                        help="pretrained text encoder (default use)")
+
+
+def pretrain_config(args: argparse.Namespace):
+    from models.discovery.training import PretrainConfig
+
+    return PretrainConfig(**({"epochs": args.epochs} if args.epochs else {}), auxiliary=not args.no_aux,
+                          stop_rule=args.stop_rule)
+
+
+def finetuning(args: argparse.Namespace):
+    """The fine-tuning asked for by --finetune-simweb N (None without)."""
+    if not args.finetune_simweb:
+        return None
+    from models.discovery.finetuning import FinetuneConfig
+    from models.discovery.evaluation import Finetuning
+
+    config = FinetuneConfig(**({"epochs": args.finetune_epochs} if args.finetune_epochs else {}),
+                            stop_rule=args.stop_rule)
+    return Finetuning(args.finetune_simweb, args.finetune_seed, config, rehearse=not args.no_rehearse)
+
+
+def training_note(point: dict) -> str:
+    if "recall_at_clicks" in point:
+        return f"pre-training: recall at 1/2/3 clicks {point['recall_at_clicks']}"
+    return f"fine-tuning: judged found {point['judged_found']}"
+
+
+class TrainDiscovery(Command):
+    name = "discovery"
+    help = "pre-train the RL agent on labelled sites, then (--finetune-simweb) fine-tune it with the classifier"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        add_sites(parser)
+        add_agent_training_options(parser)
+        parser.add_argument("--out", required=True, help="agent file to write")
+        parser.add_argument("--from", dest="start_from", metavar="PATH",
+                            help="fine-tune this saved agent instead of pre-training a new one")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.discovery.anchor_boxes import BrowserUnavailable
+        from models.model_files import ModelVersionError
+        from models.discovery.evaluation import NoSites, train_agent
+
+        if args.start_from and not args.finetune_simweb:
+            raise CommandError("--from fine-tunes a saved agent: give --finetune-simweb N too")
+        config, tuning = pretrain_config(args), finetuning(args)
+        steps = (0 if args.start_from else config.epochs) + (tuning.config.epochs if tuning else 0)
+        try:
+            with progress_bar("training", steps) as advance:
+                agent, history = train_agent([Path(folder) for folder in args.sites], config,
+                                             progress=lambda epoch, point: advance(training_note(point)),
+                                             finetuning=tuning,
+                                             start_from=Path(args.start_from) if args.start_from else None)
+        except (NoSites, FileNotFoundError, BrowserUnavailable, ModelVersionError) as error:
+            raise CommandError(str(error)) from None
+        agent.save(Path(args.out))
+        finetuned = f", fine-tuned on {len(agent.finetuned_on)} simulated sites" if agent.finetuned_on else ""
+        print(f"trained on {len(agent.trained_on)} sites{finetuned}, η {agent.eta:.3f}; "
+              f"{training_note(history[-1]) if history else ''} → {args.out}")
+        return 0
+
+
+class EvalDiscovery(Command):
+    name = "discovery"
+    help = "discovery policies on labelled sites served on loopback (or the simulated web), one episode per site"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        add_sites(parser, required=False)
+        parser.add_argument("--simweb", type=int, metavar="N",
+                            help="evaluate on N sites of the simulated web instead (held out)")
+        parser.add_argument("--simweb-seed", type=int, default=7,
+                            help="the simulated web's seed (default 7; the demo uses 1)")
+        parser.add_argument("--policy", nargs="+", metavar="NAME",
+                            help="policies to run (default: rl, bfs, random, keyword, qlearning)")
+        parser.add_argument("--max-steps", type=int, default=10, help="click budget per site")
+        protocol = parser.add_mutually_exclusive_group()
+        protocol.add_argument("--folds", type=int, help="train the learning policies by site-grouped CV, K folds")
+        protocol.add_argument("--model", help="the RL agent to evaluate (default: the shipped one)")
+        parser.add_argument("--fold-seed", type=int, default=0, help="shuffles the sites into folds (default 0)")
+        add_agent_training_options(parser)
+        parser.add_argument("--plot", metavar="PREFIX", help="write PREFIX-learning.png and PREFIX-stopping.png")
+        add_json(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.discovery.anchor_boxes import BrowserUnavailable
+        from models.model_files import ModelVersionError
+        from models.discovery.evaluation import FINETUNED, POLICIES, NoSites, evaluate_discovery
+
+        if not args.sites and not args.simweb:
+            raise CommandError("eval discovery needs --sites DIR… or --simweb N")
+        policies = args.policy or list(POLICIES)
+        unknown = [name for name in policies if name not in POLICIES]
+        if unknown:
+            raise CommandError(f"policy {', '.join(unknown)} is not built yet; available: {', '.join(POLICIES)}")
+        try:
+            result = evaluate_discovery([Path(folder) for folder in args.sites or []], policies, args.max_steps,
+                                        args.folds, args.fold_seed, Path(args.model) if args.model else None,
+                                        pretrain_config(args),
+                                        progress=lambda name: print(f"  {name} done", file=sys.stderr),
+                                        simweb=(args.simweb, args.simweb_seed) if args.simweb else None,
+                                        finetuning=finetuning(args))
+        except (NoSites, FileNotFoundError, ModelVersionError, BrowserUnavailable) as error:
+            raise CommandError(str(error)) from None
+        if args.plot and "rl" in result:
+            from models.discovery.plots import plot_discovery
+
+            for path in plot_discovery(result, Path(args.plot)):
+                print(f"plot written to {path}", file=sys.stderr)
+        if args.json:
+            print_json(result)
+            return 0
+        print(f"{result[policies[0]]['sites']} sites ({result[policies[0]]['sites_with_source_pages']} with a "
+              f"source page), at most {result['max_steps']} clicks; {result['protocol']}")
+        for name in [name for name in (*policies, FINETUNED) if name in result]:
+            f = result[name]
+            print(f"  {name:<12} precision {f['precision']}, recall {f['recall']}, unit cost {f['unit_cost']}, "
+                  f"clicks on sites without one {f['clicks_on_negative_sites']}")
+            for k, fixed in f.get("fixed_steps", {}).items():
+                print(f"    {k} fixed click(s): precision {fixed['precision']}, recall {fixed['recall']}, unit "
+                      f"cost {fixed['unit_cost']}, clicks on sites without one {fixed['clicks_on_negative_sites']}")
+        return 0
+
+
+class TrainClassifier(Command):
+    name = "classifier"
+    help = "train the source-page classifier"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        add_sites(parser)
+        add_encoder(parser)
+        parser.add_argument("--out", required=True, help="classifier file to write")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.discovery.classifier import train_source_classifier
+        from models.text_encoders import EncoderUnavailable
+
+        try:
+            classifier = train_source_classifier([Path(folder) for folder in args.sites], args.encoder)
+        except (FileNotFoundError, EncoderUnavailable, ValueError) as error:
+            raise CommandError(str(error)) from None
+        classifier.save(Path(args.out))
+        print(f"trained on {len(classifier.trained_on)} sites → {args.out}")
+        return 0
+
+
+class EvalClassifier(Command):
+    name = "classifier"
+    help = "the source-page classifier by site-grouped cross-validation, with each page input"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        add_sites(parser)
+        add_encoder(parser)
+        parser.add_argument("--folds", type=int, default=5, help="site-grouped folds (default 5)")
+        parser.add_argument("--fold-seed", type=int, default=0, help="shuffles the sites into folds (default 0)")
+        parser.add_argument("--extra-positives", metavar="DIR",
+                            help="add City Scrapers' listing pages (<data>/records/city-scrapers) to every "
+                                 "training fold as source pages")
+        add_json(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.discovery.classifier import (PAGE_INPUTS, cross_validate, labelled_pages, listing_pages,
+                                              page_vectors)
+        from models.text_encoders import EncoderUnavailable, get_encoder
+
+        try:
+            pages = labelled_pages([Path(folder) for folder in args.sites])
+            if args.extra_positives:
+                pages += listing_pages(Path(args.extra_positives))
+            encoder = get_encoder(args.encoder)
+        except (FileNotFoundError, EncoderUnavailable, ValueError) as error:
+            raise CommandError(str(error)) from None
+        sites = len({page.site for page in pages})
+        folds = min(args.folds, sites)
+        if folds < 2:
+            raise CommandError("eval classifier needs at least two labelled sites (site-grouped cross-validation)")
+        result = {"protocol": f"site-grouped {folds}-fold cross-validation, fold seed {args.fold_seed}"
+                              + (f"; {args.extra_positives} listing pages added to every training fold"
+                                 if args.extra_positives else ""),
+                  "encoder": args.encoder, "sites": sites}
+        for name in PAGE_INPUTS:
+            print(f"  encoding ({name}) …", file=sys.stderr)
+            result[name] = cross_validate(pages, page_vectors(pages, encoder, name), folds, args.fold_seed)
+        if args.json:
+            print_json(result)
+            return 0
+        print(f"{result['four_texts']['pages']} pages of {sites} sites ({result['four_texts']['source_pages']} "
+              f"source pages); {result['protocol']}; encoder {args.encoder}")
+        for name in PAGE_INPUTS:
+            f = result[name]
+            print(f"  {name:<19} accuracy {f['accuracy']}, precision {f['precision']}, recall {f['recall']}, "
+                  f"f1 {f['f1']}")
+        return 0
+
+
+class BenchDiscovery(Command):
+    name = "discovery"
+    help = "anchors scored per second by the discovery agent, cold and warm text cache"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--data", nargs="+", metavar="DIR", help="site folders (default <data>/sites)")
+        parser.add_argument("--model", help="discovery agent (default: the shipped one)")
+        parser.add_argument("--runs", type=int, default=3, help="runs (default 3)")
+        add_json(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.discovery.agent import DEFAULT_AGENT, RLCrawler
+        from models.model_files import ModelVersionError
+        from models.discovery.throughput import bench_discovery
+
+        try:
+            agent = RLCrawler.load(Path(args.model) if args.model else DEFAULT_AGENT)
+        except (FileNotFoundError, ModelVersionError) as error:
+            raise CommandError(str(error)) from None
+        folders = [Path(folder) for folder in args.data or [get_settings().data / "sites"]]
+        result = bench_discovery(agent, folders, runs=args.runs)
+        print_json(result) if args.json else print(
+            f"{result['anchors']} anchors of {result['pages']} pages: {result['anchors_per_s_cold']} anchors/s with "
+            f"a cold text cache, {result['anchors_per_s_warm']} warm (median of {result['runs']})")
+        return 0

@@ -1,0 +1,59 @@
+"""`sourcewatch records SOURCE_URL` (the current records of a source page, from ClickHouse) and
+`sourcewatch eval records` (record extraction on labelled data, beside the sibling-group baseline)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from streams.cli.base import Command, CommandError, add_json, print_json, progress_bar
+from streams.cli.sql import read_table
+
+
+class Records(Command):
+    name = "records"
+    help = "print the current records of a source page (from ClickHouse)"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("source", metavar="SOURCE_URL", help="the source page's URL, as crawled")
+        parser.add_argument("--limit", type=int, default=500, help="at most this many records (default 500)")
+        add_json(parser, "print rows as a JSON list of objects")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from infra.clickhouse import sql_string
+        from models.records.report import current_records
+
+        columns, rows = read_table(
+            "SELECT item_url, title, date, snippet, page_url, first_seen, last_seen FROM records "
+            f"WHERE source_url = {sql_string(args.source)} ORDER BY first_seen DESC, page_url, position "
+            f"LIMIT {int(args.limit)}")
+        records = [dict(zip(columns, row)) for row in rows]
+        if args.json:
+            print_json(records)
+            return 0
+        if not records:
+            print(f"no records of {args.source} yet (is it a source page that was crawled with --sources?)")
+            return 1
+        print(f"{args.source}: {len(records)} records")
+        print("\n".join(current_records(records)))
+        return 0
+
+
+class EvalRecords(Command):
+    name = "records"
+    help = "record extraction on the Estuka testbed, City Scrapers or the site snapshots (told by the folder)"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--data", required=True, metavar="DIR",
+                            help="<data>/records/estuka, <data>/records/city-scrapers or <data>/sites")
+        add_json(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.records.report import NoRecordData, evaluate_records, print_evaluation
+
+        try:
+            result = evaluate_records(Path(args.data), progress_bar)
+        except NoRecordData as error:
+            raise CommandError(str(error)) from None
+        print_json(result) if args.json else print_evaluation(result)
+        return 0

@@ -1,0 +1,174 @@
+"""`sourcewatch train revisit`, `eval revisit`, `retrain revisit` and `bench revisit`: the revisit model."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+from infra.settings import get_settings
+from streams.cli.base import Command, CommandError, add_json, ensure_local_kafka, existing_files, note, print_json
+
+
+def add_series_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--events", nargs="+", required=True, metavar="CSV",
+                        help="update series, e.g. <data>/revisit/epa/events.csv")
+    parser.add_argument("--tick", choices=["1h", "1d"], default="1h", help="tick length (default 1h)")
+
+
+def load_current_model(path: str | None):
+    from models.revisit.model import load_predictor
+    from agents.revisit import current_model_path
+
+    try:
+        return load_predictor(Path(path) if path else current_model_path(get_settings()))
+    except (FileNotFoundError, ValueError) as error:
+        raise CommandError(str(error)) from None
+
+
+class TrainRevisit(Command):
+    name = "revisit"
+    help = "train the TSP model the scheduler runs, its threshold chosen on validation"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        add_series_options(parser)
+        parser.add_argument("--target", type=float, default=0.95,
+                            help="timeliness the threshold must reach on validation (default 0.95)")
+        parser.add_argument("--out", required=True, help="model file to write")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.revisit.training import TargetNotReached
+        from models.revisit.report import train_revisit_model
+
+        paths = existing_files(args.events, "file")
+        try:
+            model = train_revisit_model(paths, args.tick, args.target, progress=note)
+        except TargetNotReached as error:
+            raise CommandError(str(error), code=1) from None
+        model.save(Path(args.out))
+        print(f"trained on {model.trained_on['sources']} sources ({model.trained_on['rows']}), threshold "
+              f"{model.threshold:.3g} → {args.out} ({model.version})")
+        return 0
+
+
+class EvalRevisit(Command):
+    name = "revisit"
+    help = "every revisit policy on real update series, thresholds chosen on validation"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        add_series_options(parser)
+        parser.add_argument("--no-model", action="store_true",
+                            help="the baselines only (training the LSTM takes minutes)")
+        parser.add_argument("--per-source", action="store_true",
+                            help="also one model per source, as in the paper (minutes more)")
+        parser.add_argument("--plot", metavar="PNG", help="write the timeliness–friendliness plane")
+        add_json(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.revisit.report import evaluate_revisit, print_revisit
+
+        paths = existing_files(args.events, "file")
+        result = evaluate_revisit(paths, args.tick, with_model=not args.no_model, per_source=args.per_source,
+                                  progress=lambda step: note(f"{step} …"))
+        if args.plot:
+            from models.revisit.plots import plot_plane
+
+            plot_plane(result, Path(args.plot))
+            print(f"plot written to {args.plot}", file=sys.stderr)
+        print_json(result) if args.json else print_revisit(result)
+        return 0
+
+
+class Retrain(Command):
+    name = "retrain"
+    help = "retrain a model on the live observations replayed from Kafka, and swap it in only if better"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("task", choices=["revisit"])
+        parser.add_argument("--target", type=float, default=0.95,
+                            help="timeliness the threshold must reach on validation (default 0.95)")
+        parser.add_argument("--dry-run", action="store_true", help="compare, but keep the current model")
+        add_json(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.revisit.training import TargetNotReached
+        from jobs.replay import read_topic
+        from agents.revisit import retrained_path
+        from jobs.retrain_revisit import observed_series, retrain
+
+        settings = get_settings()
+        ensure_local_kafka()
+        current = load_current_model(None)
+
+        async def replayed() -> tuple[list, list]:
+            group = "sourcewatch-retrain"
+            return ((await read_topic("revisit.decisions", True, group, sys.stderr.isatty()))[0],
+                    (await read_topic("revisit.outcomes", True, group, sys.stderr.isatty()))[0])
+
+        decisions, outcomes = asyncio.run(replayed())
+        sources = observed_series(decisions, outcomes, settings.revisit_tick_hours)
+        if not sources:
+            raise CommandError(f"no watched page has enough observations to retrain on yet ({len(decisions)} "
+                               f"decisions, {len(outcomes)} revisit outcomes replayed; a page needs ≥ 10 revisits "
+                               "that found items in its first 85 % and ≥ 2 after)", code=1)
+        try:
+            result = retrain(sources, current, args.target, retrained_path(settings), args.dry_run, progress=note)
+        except TargetNotReached as error:
+            raise CommandError(f"{error}; the current model stays", code=1) from None
+        if args.json:
+            print_json(vars(result))
+            return 0
+        for name, version, figures in (("current", result.current_version, result.current),
+                                       ("candidate", result.candidate_version, result.candidate)):
+            print(f"  {name:<9} {version}: timeliness {figures['timeliness']}, friendliness "
+                  f"{figures['friendliness']}, delay {figures['delay_h']} h (held-out window of {result.sources} "
+                  "watched pages)")
+        verdict = "better" if result.better else "not better"
+        print(f"the candidate is {verdict}: " + (f"swapped in at {result.written_to} (workers load it on their "
+                                                  "next start)" if result.swapped else "the current model stays"))
+        return 0
+
+
+class BenchRevisit(Command):
+    name = "revisit"
+    help = "the revisit stage's CPU per hour of 1-h ticks for N watched pages, and decisions/s"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--model", help="revisit model (default: the current one)")
+        parser.add_argument("--sources", type=int, default=100_000, help="watched source pages (default 100000)")
+        parser.add_argument("--batch", type=int, default=1024, help="ticks per inference batch (default 1024)")
+        parser.add_argument("--runs", type=int, default=3, help="hours measured (default 3)")
+        parser.add_argument("--through-kafka", action="store_true",
+                            help="a whole worker on the real broker, ticks sped up (use fewer --sources)")
+        parser.add_argument("--speed", type=float, default=360.0,
+                            help="--through-kafka: the clock's speed-up (default 360: a tick every 10 s)")
+        parser.add_argument("--seconds", type=float, default=60.0,
+                            help="--through-kafka: seconds measured after warm-up (default 60)")
+        add_json(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from jobs.bench_revisit import bench_revisit, bench_revisit_through_kafka
+        from agents.revisit import current_model_path
+
+        model = load_current_model(args.model)
+        if args.through_kafka:
+            ensure_local_kafka()
+            with tempfile.TemporaryDirectory() as workdir:
+                result = bench_revisit_through_kafka(
+                    Path(args.model) if args.model else current_model_path(get_settings()), args.sources,
+                    args.speed, args.seconds, Path(workdir), progress=note)
+            print_json(result) if args.json else print(
+                f"a worker watching {result['sources']} pages ({result['decisions_per_s']} decisions/s): "
+                f"{result['cpu_ms_per_decision']} CPU ms per decision → "
+                f"{result['cpu_share_of_one_core_100k_at_1h']:.2%} of one core for 100,000 pages at 1-h ticks "
+                f"({result['included']})")
+            return 0
+        result = bench_revisit(model, args.sources, args.batch, args.runs, progress=note)
+        print_json(result) if args.json else print(
+            f"{result['sources']} watched pages, one hour of 1-h ticks: {result['cpu_s_per_hour']} CPU s "
+            f"({result['cpu_share_of_one_core']:.2%} of one core); {result['decisions_per_s_inference']} "
+            f"decisions/s batched inference, {result['decisions_per_s_stage']} decisions/s for the whole stage "
+            f"(batch {result['batch']}, median of {result['runs']} hours; {result['included']})")
+        return 0

@@ -1,0 +1,59 @@
+"""`sourcewatch watch URL…` adds source pages to the revisit watch list (or runs a worker on them for a
+while); `sourcewatch watch --status` shows each watched page's live figures."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from infra.settings import get_settings
+from streams.cli.base import (Command, CommandError, add_json, ensure_local_kafka, interactive, print_json,
+                              read_seeds)
+from streams.cli.sql import print_table, read_table
+
+
+class Watch(Command):
+    name = "watch"
+    help = "add source pages to the revisit watch list, or show their figures"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("urls", nargs="*", metavar="URL", help="source pages to watch")
+        parser.add_argument("--sources", metavar="FILE", help="a file of source page URLs, one per line")
+        parser.add_argument("--status", action="store_true",
+                            help="the live timeliness, friendliness, delay and fetches per item of each watched page")
+        parser.add_argument("--run", type=float, metavar="SECONDS",
+                            help="run a worker here for this long, then print the watched pages' figures")
+        add_json(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from jobs.watch import FIGURES, add_sources, run_watch, status_query, watch_requests
+
+        if args.status:
+            return print_table(*read_table(status_query()), args.json)
+        if args.sources and not Path(args.sources).is_file():
+            raise CommandError(f"no such file: {args.sources}")
+        urls = read_seeds(([args.sources] if args.sources else []) + args.urls)
+        if not urls:
+            raise CommandError("watch needs --sources FILE or URLs (or --status)")
+        try:
+            sources = watch_requests(urls)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        ensure_local_kafka()
+        if not args.run:
+            asyncio.run(add_sources(get_settings(), sources))
+            print(f"{len(sources)} source pages sent to the watch list; a running `sourcewatch worker` revisits "
+                  "them (`sourcewatch watch --status` shows how they do)")
+            return 0
+        code, summary = run_watch(sources, args.run, show_progress=interactive(args))
+        if args.json:
+            print_json(summary)
+        elif summary:
+            print(f"watched {len(sources)} source pages for {summary['seconds']} s: {summary['decisions']} "
+                  f"decisions, {summary['fetches']} revisits")
+            for row in summary["sources"]:
+                figures = "  ".join(f"{name} {row[name]:.3f}" if row[name] is not None else f"{name} –"
+                                    for name in FIGURES)
+                print(f"  {row['source']}  {figures}")
+        return code if summary else (code or 1)
