@@ -18,10 +18,10 @@ import faust
 
 from agents.discovery import FOLLOW_ALWAYS, DiscoveryEpisode, Step, advance, episode_key, open_episode
 from agents.links import is_html
-from models.web.links import every_way_on
-from models.discovery.policies import Candidate
 from models.discovery.agent import DEFAULT_AGENT, RLCrawler
 from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
+from models.discovery.policies import Candidate
+from models.web.links import every_way_on
 from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
 from schemas.discovery import DISCOVER_REASON

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from models.web.links import canonical_url
 from models.discovery.classifier import with_click_prior
+from models.web.links import canonical_url
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.discovery import DISCOVER_REASON, EpisodeEnded

@@ -19,11 +19,9 @@ from collections.abc import MutableMapping, Sequence
 
 import lxml.html
 
-from models.web.links import resolve_href
-
-from models.web.dom import normalize_space
-from models.web.dom import parse_html
 from models.pagination.tagger import PaginationTagger
+from models.web.dom import normalize_space, parse_html
+from models.web.links import resolve_href
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.pagination import PaginationTags, TaggedLink

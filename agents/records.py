@@ -18,8 +18,8 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from models.web.dom import parse_html
 from models.records.extraction import Extraction, extract_records, record_key
+from models.web.dom import parse_html
 from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted

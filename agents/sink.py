@@ -17,7 +17,7 @@ from functools import cache
 import faust
 from aiohttp.web import Request, Response
 
-from agents.sink_rows import SINKS, rows_for
+from agents.sink_rows import rows_for, stored_topics
 from agents.sink_writer import store_until_accepted
 from infra.api_access import AccessRule
 from infra.clickhouse import ClickHouse
@@ -86,7 +86,7 @@ def _sink_agent(name: str, table: str) -> None:
     app.agent(topic(name), name=f"sink-{table}")(sink)
 
 
-for _name, (_table, _) in SINKS.items():
+for _name, _table in stored_topics().items():
     _sink_agent(_name, _table)
 
 
@@ -107,13 +107,15 @@ class SqlView(faust.web.View):
             metrics.count("api_refusals", "sink", route="/sql/", status=str(refused.status))
             return self._json({"error": refused.reason}, refused.status)
         try:
-            query = (await request.json())["query"]
-            if not isinstance(query, str):
-                raise TypeError("query is not a string")
-        except (ValueError, KeyError, TypeError) as exc:
-            return self._json({"error": f'the body must be {{"query": "SELECT ..."}} ({exc})'}, 400)
+            body = await request.json()
+            query, parameters = body["query"], body.get("parameters") or {}
+            if not isinstance(query, str) or not isinstance(parameters, dict):
+                raise TypeError("query is not a string, or parameters not an object")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return self._json({"error": f'the body must be {{"query": "SELECT ...", "parameters": {{}}}} ({exc})'},
+                              400)
         try:
-            columns, rows = await store().query_async(query)
+            columns, rows = await store().query_async(query, parameters)
         except Exception as exc:  # the query's error goes back to the caller, the worker goes on
             return self._json({"error": str(exc)}, 400)
         return self._json({"columns": columns, "rows": rows}, 200)

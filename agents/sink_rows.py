@@ -1,4 +1,4 @@
-"""The sink's core: which ClickHouse table each topic fills, and the rows of each message."""
+"""The sink's core: the ClickHouse rows of each message (each topic's table is declared in its registry entry)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from schemas.links import LinksScored, SourceFound
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
 from schemas.records import ItemDiscovered, RecordExtracted
+from schemas.registry import TOPICS
 from schemas.revisit import RevisitDecision
 
 Row = dict[str, Any]
@@ -105,22 +106,30 @@ def _deadletter_rows(letter: DeadLetter) -> list[Row]:
     }]
 
 
-# topic → (table, rows of one message)
-SINKS: dict[str, tuple[str, Callable[[Any], list[Row]]]] = {
-    "pages.fetched": ("fetches", _fetch_rows),
-    "links.scored": ("links", _link_rows),
-    "sources.found": ("sources", _source_rows),
-    "discovery.episodes": ("discovery_episodes", _episode_rows),
-    "pagination.tags": ("pagination", _pagination_rows),
-    "records.extracted": ("records", _record_rows),
-    "changes.detected": ("changes", _new_item_rows),
-    "revisit.decisions": ("revisit_decisions", _decision_rows),
-    "metrics": ("metrics", _metric_rows),
-    "deadletter": ("deadletters", _deadletter_rows),
+# message model → the rows of one message (the table is the topic's, in schemas.registry)
+ROWS: dict[type[Message], Callable[[Any], list[Row]]] = {
+    PageFetched: _fetch_rows,
+    LinksScored: _link_rows,
+    SourceFound: _source_rows,
+    EpisodeEnded: _episode_rows,
+    PaginationTags: _pagination_rows,
+    RecordExtracted: _record_rows,
+    ItemDiscovered: _new_item_rows,
+    RevisitDecision: _decision_rows,
+    Metric: _metric_rows,
+    DeadLetter: _deadletter_rows,
 }
+
+
+def stored_topics() -> dict[str, str]:
+    """Every topic the sink stores → its ClickHouse table."""
+    return {spec.name: spec.table for spec in TOPICS.values() if spec.table is not None}
 
 
 def rows_for(topic: str, messages: list[Message]) -> tuple[str, list[Row]]:
     """The table a topic's messages go to, and their rows."""
-    table, to_rows = SINKS[topic]
-    return table, [row for message in messages for row in to_rows(message)]
+    spec = TOPICS[topic]
+    if spec.table is None:
+        raise KeyError(f"topic {topic} is not stored in ClickHouse")
+    to_rows = ROWS[spec.value_model]
+    return spec.table, [row for message in messages for row in to_rows(message)]

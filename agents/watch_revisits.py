@@ -15,13 +15,20 @@ from functools import cache
 
 import faust
 
-from agents.revisit import RevisitClock, WatchedSource, decide, observe, start_watching, tick_message
+from agents.revisit import (
+    RevisitClock,
+    WatchedSource,
+    current_model_path,
+    decide,
+    observe,
+    start_watching,
+    tick_message,
+)
 from models.revisit.model import UpdatePredictor, load_predictor
 from schemas.revisit import RevisitTick
 from streams import metrics
 from streams.app import app, settings
 from streams.deadletters import decode_events
-from agents.revisit import current_model_path
 from streams.tables import store
 from streams.topics import send, topic
 

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import clickhouse_connect
 
+from infra.queries import Query
 from infra.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -164,11 +165,6 @@ def current_definitions() -> dict[str, str]:
     return definitions
 
 
-def sql_string(value: str) -> str:
-    """A value as a quoted ClickHouse string literal."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def chdb_path(dsn: str) -> Path | None:
     """The directory of an embedded chDB DSN, or None for a server URL."""
     if not dsn.startswith("chdb://"):
@@ -235,18 +231,22 @@ class ClickHouse:
     async def insert_async(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
         await asyncio.get_running_loop().run_in_executor(self._executor, self.insert, table, rows)
 
-    def query(self, sql: str) -> tuple[list[str], list[list[Any]]]:
+    def query(self, sql: str, parameters: dict[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         """Run one read query. ClickHouse's `readonly` refuses anything else — writes, DDL, settings
         changes and the table functions that reach files, the network or programs (file, url, executable…)
         — so a query from outside can read the tables and nothing more."""
-        result = self.client.query(sql, settings=READ_ONLY)
+        result = self.client.query(sql, parameters=parameters or None, settings=READ_ONLY)
         return list(result.column_names), [list(row) for row in result.result_rows]
 
     async def migrate_async(self) -> list[int]:
         return await asyncio.get_running_loop().run_in_executor(self._executor, self.migrate)
 
-    async def query_async(self, sql: str) -> tuple[list[str], list[list[Any]]]:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self.query, sql)
+    async def query_async(self, sql: str, parameters: dict[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self.query, sql, parameters)
+
+    async def read_async(self, query: Query) -> tuple[list[str], list[list[Any]]]:
+        """One of the project's read queries (infra.queries), its parameters bound by ClickHouse."""
+        return await self.query_async(query.sql, query.parameters)
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)

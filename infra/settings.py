@@ -10,8 +10,8 @@ values and offer a `from_settings(settings)` factory.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import SecretStr

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from infra.api_access import settings_token
 from infra.clickhouse import chdb_path
-from infra.settings import Settings
 from infra.processes import pid_alive
+from infra.queries import Query
+from infra.settings import Settings
 
 OWNER_FILE = "owner.json"
 LOCK_FILE = "owner.lock"
@@ -102,9 +103,10 @@ class _OwnerUnreachable(Exception):
     """The owner's web server did not answer: it is starting or stopping."""
 
 
-def _ask_owner(owner: dict, sql: str, token: str) -> tuple[list[str], list[list]]:
+def _ask_owner(owner: dict, sql: str, parameters: dict, token: str) -> tuple[list[str], list[list]]:
     request = urllib.request.Request(
-        f"http://127.0.0.1:{owner['web_port']}/sql/", data=json.dumps({"query": sql}).encode(),
+        f"http://127.0.0.1:{owner['web_port']}/sql/",
+        data=json.dumps({"query": sql, "parameters": parameters}).encode(),
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
     )
     try:
@@ -117,35 +119,36 @@ def _ask_owner(owner: dict, sql: str, token: str) -> tuple[list[str], list[list]
     return answer["columns"], answer["rows"]
 
 
-def _query_directly(dsn: str, sql: str) -> tuple[list[str], list[list]]:
+def _query_directly(dsn: str, sql: str, parameters: dict) -> tuple[list[str], list[list]]:
     from infra.clickhouse import ClickHouse
 
     clickhouse = ClickHouse(dsn)
     try:
         clickhouse.migrate()
-        return clickhouse.query(sql)
+        return clickhouse.query(sql, parameters)
     finally:
         clickhouse.close()
 
 
-def query_clickhouse(dsn: str, sql: str, token: str, wait: float = HANDOFF_SECONDS) -> tuple[list[str], list[list]]:
+def query_clickhouse(dsn: str, sql: str, token: str, parameters: dict | None = None,
+                     wait: float = HANDOFF_SECONDS) -> tuple[list[str], list[list]]:
     """Run a read query on ClickHouse, through the worker that holds an embedded chDB if one does (with the
     API `token`). While a worker starts or stops, or another reader has the directory, it waits up to
     `wait` seconds."""
     path = chdb_path(dsn)
     if path is None:
-        return _query_directly(dsn, sql)
+        return _query_directly(dsn, sql, parameters or {})
     deadline = time.monotonic() + wait
     while True:
         owner = chdb_owner(dsn)
         if owner is not None:
             try:
-                return _ask_owner(owner, sql, token)
+                return _ask_owner(owner, sql, parameters or {}, token)
             except _OwnerUnreachable:
                 pass
         elif (descriptor := _try_lock(path)) is not None:
             try:
-                return _query_directly(dsn, sql)
+                return _query_directly(dsn, sql, parameters or {})
             finally:
                 os.close(descriptor)
         if time.monotonic() > deadline:
@@ -154,6 +157,8 @@ def query_clickhouse(dsn: str, sql: str, token: str, wait: float = HANDOFF_SECON
         time.sleep(RETRY_SECONDS)
 
 
-def read_clickhouse(settings: Settings, sql: str) -> tuple[list[str], list[list]]:
-    """`query_clickhouse` on these settings' ClickHouse, with their API token."""
-    return query_clickhouse(settings.clickhouse_dsn, sql, settings_token(settings))
+def read_clickhouse(settings: Settings, query: Query | str) -> tuple[list[str], list[list]]:
+    """A read query (one of infra.queries, or SQL as a user typed it) on these settings' ClickHouse, with their
+    API token."""
+    query = query if isinstance(query, Query) else Query(query)
+    return query_clickhouse(settings.clickhouse_dsn, query.sql, settings_token(settings), query.parameters)

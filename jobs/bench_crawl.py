@@ -27,8 +27,8 @@ from agents.frontier import BfsFrontier
 from agents.links import links_of
 from infra.processes import serve_in_child
 from infra.settings import Settings
-from schemas.crawl import CrawlRequest
 from jobs.crawl import CrawlPlan, seed_requests
+from schemas.crawl import CrawlRequest
 
 CONFIGURATIONS = ("full", "fetch_parse", "scrapy")
 

@@ -105,8 +105,8 @@ def bench_revisit_through_kafka(model_path: Path, sources: int, speed: float, se
     one decision per page and hour, gives the share of a core for 100,000 pages at 1-hour ticks."""
     from infra.kafka_broker import bootstrap_address, first_free_port
     from infra.settings import get_settings
-    from models.revisit.model import UpdatePredictor
     from jobs.watch import add_sources, watch_requests
+    from models.revisit.model import UpdatePredictor
 
     settings = get_settings()
     model = UpdatePredictor.load(model_path)

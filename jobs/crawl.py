@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from infra import queries
 from models.web.links import canonical_url
 from schemas.crawl import CrawlRequest
 from schemas.discovery import DISCOVER_REASON
@@ -49,22 +50,11 @@ async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out
     from agents.sink import store
 
     clickhouse = store()
-    where = f"crawl_id = '{crawl_id}'"  # a uuid hex we generated, safe to inline
-    _, by_status = await clickhouse.query_async(
-        f"SELECT status, error, count() FROM fetches WHERE {where} GROUP BY status, error ORDER BY status"
-    )
-    _, latency = await clickhouse.query_async(
-        "SELECT quantile(0.5)(fetch_ms), quantile(0.99)(fetch_ms), "
-        "quantile(0.5)(dateDiff('millisecond', fetched_at, ingested_at)), "
-        f"quantile(0.99)(dateDiff('millisecond', fetched_at, ingested_at)) FROM fetches WHERE {where}"
-    )
-    _, links = await clickhouse.query_async(f"SELECT count(), uniqExact(url) FROM links WHERE {where}")
-    _, pagination = await clickhouse.query_async(
-        f"SELECT uniqExact(page_url), uniqExactIf(source_url, page_url != source_url), "
-        f"countIf(label IN ('PAGE', 'NEXT')) FROM pagination WHERE {where}")
-    _, seed_errors = await clickhouse.query_async(
-        f"SELECT url, error, any(error_detail) FROM fetches WHERE {where} AND depth = 0 AND error != 'none' "
-        "GROUP BY url, error ORDER BY url")
+    _, by_status = await clickhouse.read_async(queries.crawl_fetches_by_status(crawl_id))
+    _, latency = await clickhouse.read_async(queries.crawl_latency(crawl_id))
+    _, links = await clickhouse.read_async(queries.crawl_links(crawl_id))
+    _, pagination = await clickhouse.read_async(queries.crawl_pagination(crawl_id))
+    _, seed_errors = await clickhouse.read_async(queries.crawl_seed_errors(crawl_id))
     rows = sum(row[2] for row in by_status)
     statuses: dict[str, int] = {}
     errors: dict[str, int] = {}
@@ -100,9 +90,7 @@ async def episodes_of(crawl_id: str) -> list[dict]:
     """The crawl's discovery episodes as ClickHouse holds them: how each ended, its clicks, what it found."""
     from agents.sink import store
 
-    columns, rows = await store().query_async(
-        "SELECT homepage, end, clicks, found, unit_cost, harvest_rate, reason FROM discovery_episodes "
-        f"WHERE crawl_id = '{crawl_id}' ORDER BY homepage")
+    columns, rows = await store().read_async(queries.crawl_episodes(crawl_id))
     return [dict(zip(columns, row)) for row in rows]
 
 

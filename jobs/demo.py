@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from infra import queries
 from infra.processes import run_to_completion, serve_in_child
 from jobs.crawl import CrawlPlan, run_crawl
 
@@ -202,8 +203,7 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
     from models.revisit.evaluation import round4
 
     settings = get_settings()
-    _, rows = read_clickhouse(settings, "SELECT page_url, tick_at, fetch FROM revisit_decisions "
-                                                        f"WHERE page_url IN ({_in_list(reached)})")
+    _, rows = read_clickhouse(settings, queries.revisit_decisions_of(reached))
     decisions = [(url, at if isinstance(at, datetime) else datetime.fromisoformat(str(at)), fetch)
                  for url, at, fetch in rows]
     live = {name: statistics.fmean(values) if (values := [row[name] for row in watched["sources"]
@@ -238,7 +238,7 @@ def _fetched_urls(crawl_id: str) -> set[str]:
     from infra.settings import get_settings
     from infra.sql_owner import read_clickhouse
 
-    _, rows = read_clickhouse(get_settings(), f"SELECT DISTINCT url FROM fetches WHERE crawl_id = '{crawl_id}' AND status = 200 UNION DISTINCT SELECT DISTINCT final_url FROM fetches WHERE crawl_id = '{crawl_id}' AND status = 200")
+    _, rows = read_clickhouse(get_settings(), queries.crawl_fetched_urls(crawl_id))
     return {row[0] for row in rows}
 
 
@@ -251,23 +251,16 @@ def _fetch_times(control: str, crawl_id: str, urls: list[str]) -> dict[str, date
     """When each URL was first fetched in a crawl, on the simulated web's clock."""
     clock = _control(control + "/__clock__")
     real_now, simulated_now = datetime.now(UTC), datetime.fromisoformat(clock["now"])
-    fetched = _pairs(f"SELECT url, min(fetched_at) FROM fetches WHERE crawl_id = '{crawl_id}' "
-                     f"AND url IN ({_in_list(urls)}) GROUP BY url")
+    fetched = _pairs(queries.first_fetches(crawl_id, urls))
     return {url: simulated_now - (real_now - at.replace(tzinfo=UTC)) * clock["speed"] for url, at in fetched}
 
 
-def _pairs(query: str) -> list[tuple[str, str]]:
+def _pairs(query: queries.Query) -> list[tuple[str, str]]:
     from infra.settings import get_settings
     from infra.sql_owner import read_clickhouse
 
     _, rows = read_clickhouse(get_settings(), query)
     return [(row[0], row[1]) for row in rows]
-
-
-def _in_list(urls: list[str]) -> str:
-    from infra.clickhouse import sql_string
-
-    return ", ".join(map(sql_string, urls))
 
 
 def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
@@ -288,12 +281,12 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     budget = get_settings().pagination_max_pages
     try:
         crawl = run_to_completion(read, plan.duration + 120, _simulated_clock(control))
-        records = _pairs(f"SELECT source_url, item_url FROM records WHERE source_url IN ({_in_list(reached)})")
+        records = _pairs(queries.items_of_sources(reached))
         time.sleep(REREAD_AFTER_SECONDS)
         again = run_to_completion(read, plan.duration + 120, _simulated_clock(control))
     except RuntimeError as error:
         return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
-    detected = _pairs(f"SELECT source_url, item_url FROM changes WHERE crawl_id = '{again['crawl_id']}'")
+    detected = _pairs(queries.new_items_of_crawl(again["crawl_id"]))
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
     revisits = _watch_sources(control, reached, plan) if plan.watch > 0 else None

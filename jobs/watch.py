@@ -14,15 +14,14 @@ import time
 from aiokafka import AIOKafkaProducer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from models.web.links import canonical_url
+from infra import queries
 from infra.kafka_broker import bootstrap_address
 from infra.kafka_topics import ensure_topics
 from infra.settings import Settings
+from models.web.links import canonical_url
 from schemas.links import SourceFound
 from schemas.registry import encode
 from schemas.sites import site_of
-
-FIGURES = ("timeliness", "friendliness", "delay_h", "fetches_per_item")
 
 
 def watch_requests(urls: list[str]) -> list[SourceFound]:
@@ -49,20 +48,12 @@ async def add_sources(settings: Settings, sources: list[SourceFound]) -> None:
         await producer.stop()
 
 
-def status_query() -> str:
-    """The latest live figures of every watched source page, one row per page."""
-    columns = ", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}" for name in FIGURES)
-    return (f"SELECT labels['source'] AS source, {columns}, max(created_at) AS updated FROM metrics "
-            f"WHERE stage = 'revisit' AND labels['source'] != '' GROUP BY source ORDER BY source")
-
-
 def run_watch(sources: list[SourceFound], seconds: float, show_progress: bool = True) -> tuple[int, dict]:
     """Watch the sources with a worker of this process for `seconds`: (exit code, summary)."""
     from agents.flush_metrics import flush
     from agents.sink import store
-    from infra.clickhouse import sql_string
-    from streams.app import app
     from jobs.crawl import metrics_written
+    from streams.app import app
     from streams.topics import send
     from streams.worker import run_worker
 
@@ -80,10 +71,8 @@ def run_watch(sources: list[SourceFound], seconds: float, show_progress: bool = 
                 await asyncio.sleep(0.5)
         await flush()
         await metrics_written()
-        urls = ", ".join(sql_string(source.url) for source in sources)
-        _, decided = await store().query_async(
-            f"SELECT count(), countIf(fetch) FROM revisit_decisions WHERE page_url IN ({urls})")
-        columns, rows = await store().query_async(status_query())
+        _, decided = await store().read_async(queries.revisit_decision_counts([source.url for source in sources]))
+        columns, rows = await store().read_async(queries.watch_status())
         watched = {source.url for source in sources}
         summary.update(seconds=round(time.monotonic() - started, 1), decisions=decided[0][0], fetches=decided[0][1],
                        sources=[dict(zip(columns, row)) for row in rows if row[0] in watched])

@@ -1,5 +1,5 @@
-"""What every saved model shares: the error for a file written by another version of the code, and a load that
-checks the version."""
+"""What every saved model shares: the error for a file written by another version of the code, and the one load
+every model file goes through, which checks the version (and never unpickles)."""
 
 from pathlib import Path
 

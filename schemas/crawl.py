@@ -9,7 +9,6 @@ from pydantic import Field
 
 from schemas.base import Message
 
-
 # Fetches whose pages are listings to read: a source page, and the further pages of its list.
 LISTING_REASONS = ("source", "paginate")
 # Fetches whose records are read: the listings, and a source page fetched again to look for new items.

@@ -1,4 +1,4 @@
-"""The topic registry: every topic's name, value model and partition count, declared once.
+"""The topic registry: every topic's name, value model, partition count and ClickHouse table, declared once.
 
 Keys are always the site (see schemas.sites), so one site's messages share a
 partition and per-site state lives in one worker.
@@ -27,24 +27,26 @@ class TopicSpec:
     value_model: type[Message]
     # None: the settings' default partition count.
     partitions: int | None = None
+    # The ClickHouse table the sink fills from this topic (views over `<table>_store`); None: not stored.
+    table: str | None = None
 
 
 TOPICS: dict[str, TopicSpec] = {
     spec.name: spec
     for spec in (
         TopicSpec("crawl.requests", CrawlRequest),
-        TopicSpec("pages.fetched", PageFetched),
-        TopicSpec("links.scored", LinksScored),
-        TopicSpec("sources.found", SourceFound),
-        TopicSpec("discovery.episodes", EpisodeEnded),
-        TopicSpec("pagination.tags", PaginationTags),
-        TopicSpec("records.extracted", RecordExtracted),
-        TopicSpec("changes.detected", ItemDiscovered),
+        TopicSpec("pages.fetched", PageFetched, table="fetches"),
+        TopicSpec("links.scored", LinksScored, table="links"),
+        TopicSpec("sources.found", SourceFound, table="sources"),
+        TopicSpec("discovery.episodes", EpisodeEnded, table="discovery_episodes"),
+        TopicSpec("pagination.tags", PaginationTags, table="pagination"),
+        TopicSpec("records.extracted", RecordExtracted, table="records"),
+        TopicSpec("changes.detected", ItemDiscovered, table="changes"),
         TopicSpec("revisit.ticks", RevisitTick),
-        TopicSpec("revisit.decisions", RevisitDecision),
+        TopicSpec("revisit.decisions", RevisitDecision, table="revisit_decisions"),
         TopicSpec("revisit.outcomes", RevisitOutcome),
-        TopicSpec("metrics", Metric),
-        TopicSpec("deadletter", DeadLetter, partitions=1),
+        TopicSpec("metrics", Metric, table="metrics"),
+        TopicSpec("deadletter", DeadLetter, partitions=1, table="deadletters"),
     )
 }
 

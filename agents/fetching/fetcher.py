@@ -18,10 +18,10 @@ from aiohttp.abc import AbstractResolver
 from multidict import CIMultiDictProxy
 
 from agents.fetching.address_guard import AddressPolicy, BlockedAddress, GuardedResolver
-from models.web.decoding import decode_body, looks_binary
 from agents.fetching.politeness import Politeness
 from agents.fetching.robots import RobotsCache
 from infra.settings import Settings
+from models.web.decoding import decode_body, looks_binary
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, FetchErrorKind, PageFetched
 

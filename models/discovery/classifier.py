@@ -20,12 +20,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.discovery.data import load_sites
 from models.discovery.agent import path_words
-from models.web.dom import normalize_space, parse_html
-from models.records.extraction import extract_records
+from models.discovery.data import load_sites
 from models.model_files import load_checked
+from models.records.extraction import extract_records
 from models.text_encoders import TextEncoder, get_encoder
+from models.web.dom import normalize_space, parse_html
 
 TEXT_CHARS = 1000
 NEGATIVES_PER_SITE = 25

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from models.discovery.policies import Candidate, DiscoveryPolicy
 from models.web.links import canonical_url, every_way_on
 from schemas.sites import site_of
-from models.discovery.policies import Candidate, DiscoveryPolicy
 
 # url → (final URL, HTML text; "" when the page could not be read)
 Fetch = Callable[[str], Awaitable[tuple[str, str]]]

@@ -15,19 +15,19 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from models.web.links import canonical_url, extract_anchors
+from models.discovery.agent import DEFAULT_AGENT, RLCrawler, new_agent
 from models.discovery.anchor_boxes import AnchorBoxes
+from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier, train_source_classifier
 from models.discovery.data import LabelledSite, load_sites
 from models.discovery.episode import Episode, Fetch, figures, run_episode
+from models.discovery.finetuning import REWARD_INPUT, FinetuneConfig, finetune
+from models.discovery.judged import FoldClassifiers, judged_episodes
 from models.discovery.policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery.qlearning import QLearningCrawler
-from models.discovery.agent import DEFAULT_AGENT, RLCrawler, new_agent
-from models.discovery.finetuning import REWARD_INPUT, FinetuneConfig, finetune
-from models.discovery.training import PretrainConfig, greedy_episodes, pretrain
-from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier, train_source_classifier
-from models.text_encoders import get_encoder
-from models.discovery.judged import FoldClassifiers, judged_episodes
 from models.discovery.sites import served, simulated_web
+from models.discovery.training import PretrainConfig, greedy_episodes, pretrain
+from models.text_encoders import get_encoder
+from models.web.links import canonical_url, extract_anchors
 
 POLICIES = {"rl": RLCrawler, **BASELINES, "qlearning": QLearningCrawler}
 LEARNING = ("rl", "qlearning")

@@ -26,12 +26,18 @@ from dataclasses import dataclass
 
 import torch
 
+from models.discovery.agent import RLCrawler
+from models.discovery.classifier import SourcePageClassifier, with_click_prior
 from models.discovery.data import LabelledSite
 from models.discovery.episode import Fetch
-from models.discovery.agent import RLCrawler
-from models.discovery.training import (PretrainConfig, adaptive_threshold, epsilon_at, greedy_episodes, mean_loss,
-                                          train_epoch)
-from models.discovery.classifier import SourcePageClassifier, with_click_prior
+from models.discovery.training import (
+    PretrainConfig,
+    adaptive_threshold,
+    epsilon_at,
+    greedy_episodes,
+    mean_loss,
+    train_epoch,
+)
 
 REWARD_INPUT = "four_texts"
 

@@ -13,12 +13,17 @@ from pathlib import Path
 
 import numpy as np
 
+from models.discovery.agent import RLCrawler
+from models.discovery.classifier import (
+    DEFAULT_INPUT,
+    SourcePageClassifier,
+    labelled_pages,
+    page_vectors,
+    train_classifier,
+)
 from models.discovery.data import LabelledSite
 from models.discovery.episode import Episode, Fetch, run_episode
-from models.discovery.agent import RLCrawler
 from models.discovery.finetuning import PageJudge
-from models.discovery.classifier import (DEFAULT_INPUT, SourcePageClassifier, labelled_pages, page_vectors,
-                                      train_classifier)
 
 
 class FoldClassifiers:

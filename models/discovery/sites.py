@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from models.web.links import canonical_url
 from infra.site_server import SiteServer
 from models.discovery.data import LabelledSite
 from models.discovery.episode import Fetch
+from models.web.links import canonical_url
 
 FETCH_TIMEOUT_SECONDS = 10
 MAX_PAGE_BYTES = 5 * 1024 * 1024

@@ -12,10 +12,10 @@ import statistics
 import time
 from pathlib import Path
 
-from models.web.links import extract_anchors
+from models.discovery.agent import RLCrawler
 from models.discovery.data import load_sites
 from models.discovery.policies import Candidate
-from models.discovery.agent import RLCrawler
+from models.web.links import extract_anchors
 
 
 def _pages(paths: list[Path], limit: int) -> list[list[Candidate]]:

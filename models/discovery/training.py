@@ -34,10 +34,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from models.discovery.agent import RLCrawler, new_agent
 from models.discovery.anchor_boxes import AnchorBoxes
 from models.discovery.data import LabelledSite
 from models.discovery.episode import Episode, Fetch, run_episode
-from models.discovery.agent import RLCrawler, new_agent
 
 
 @dataclass(frozen=True)

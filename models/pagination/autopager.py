@@ -17,8 +17,8 @@ import lxml.html
 import parsel
 from autopager.model import get_crf, page_to_features
 
-from models.web.dom import parse_html
 from models.pagination.data import LabelledPage, clickable_nodes
+from models.web.dom import parse_html
 
 
 def _links_and_positions(root: lxml.html.HtmlElement) -> tuple[parsel.SelectorList, list[int]]:

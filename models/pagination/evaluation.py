@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from models.pagination.autopager import AutoPagerBaseline
 from models.pagination.data import LabelledPage
 from models.pagination.metrics import score
-from models.pagination.tagger import EPOCHS, PaginationTagger, PageFeatures, features_of, train
+from models.pagination.tagger import EPOCHS, PageFeatures, PaginationTagger, features_of, train
 from schemas.sites import site_of
 
 Progress = Callable[[str], None]

@@ -24,8 +24,8 @@ from urllib.parse import SplitResult, parse_qsl, urljoin, urlsplit, urlunsplit
 
 import lxml.html
 
-from models.web.dom import normalize_space
 from models.pagination.data import clickable_nodes
+from models.web.dom import normalize_space
 
 MAX_NGRAMS = 64
 _YEAR = re.compile(r"(?<!\d)(19|20)\d\d(?!\d)")

@@ -20,11 +20,11 @@ import torch
 from torch import nn
 from torchcrf import CRF
 
-from models.web.dom import parse_html
+from models.model_files import load_checked
 from models.pagination.data import LABELS, LabelledPage, clickable_nodes
 from models.pagination.features import FEATURE_GROUPS, HEURISTICS, NodeFeatures, page_features
-from models.model_files import ModelVersionError
 from models.text_encoders import get_encoder
+from models.web.dom import parse_html
 
 FORMAT_VERSION = 2
 TOP_PARENT_TAGS = 30
@@ -187,11 +187,7 @@ class PaginationTagger(nn.Module):
 
 
 def _read(path: Path) -> dict:
-    saved = torch.load(path, weights_only=True)
-    version = saved.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ModelVersionError(f"{path} is pagination model format {version}; this code reads {FORMAT_VERSION}")
-    return saved
+    return load_checked(path, "pagination model", FORMAT_VERSION)
 
 
 Example = tuple[PageFeatures, list[str]]

@@ -15,9 +15,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
-from models.web.dom import normalize_space, parse_html
-from models.records.extraction import ExtractedRecord, extract_list, extract_records, sibling_group_baseline
 from models.records.data import CityScrapersPage, EstukaPage, SnapshotList
+from models.records.extraction import ExtractedRecord, extract_list, extract_records, sibling_group_baseline
+from models.web.dom import normalize_space, parse_html
 
 Extractor = Callable[[str, str], list[ExtractedRecord]]
 Progress = Callable[[], None]

@@ -29,8 +29,8 @@ import lxml.etree
 import lxml.html
 
 from models.records.data_regions import DataRegion, element_children, find_data_regions
-from models.web.dom import normalize_space
 from models.records.dates import date_in_text, numeric_day_first, record_date
+from models.web.dom import normalize_space
 
 SNIPPET_CHARS = 300
 TITLE_CHARS = 300

@@ -17,8 +17,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from models.revisit.data import SourceSeries
-from models.revisit.honest import (HONEST_THRESHOLDS, StepScorer, logistic_step_scorer, model_step_scorer,
-                                   observed_rollout)
+from models.revisit.honest import (
+    HONEST_THRESHOLDS,
+    StepScorer,
+    logistic_step_scorer,
+    model_step_scorer,
+    observed_rollout,
+)
 from models.revisit.model import UpdatePredictor
 from models.revisit.model import train as train_predictor
 from models.revisit.policies import adaptive, hour_of_week, logistic, poisson, rc

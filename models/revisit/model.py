@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from models.model_files import load_checked
 from models.revisit.data import SourceSeries, cyclic_time, cyclic_time_of
 
 WINDOW = 10
@@ -144,10 +145,7 @@ class UpdatePredictor(nn.Module):
 
     @classmethod
     def load(cls, path: Path) -> UpdatePredictor:
-        saved = torch.load(path, weights_only=True)
-        if saved.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{path}: revisit model format {saved.get('format_version')}; this code reads "
-                             f"{FORMAT_VERSION}")
+        saved = load_checked(path, "revisit model", FORMAT_VERSION)
         model = cls(saved["source_ids"], saved["hidden"], saved["embedding"])
         model.load_state_dict(saved["state"])
         model.threshold, model.tick_hours = saved["threshold"], saved["tick_hours"]

@@ -8,8 +8,23 @@ import os
 import sys
 
 from infra.settings import get_settings
-from streams.cli import (bench, crawl, demo, discover, evaluate, kafka, records, replay, revisit, serving, sql,
-                         tag, train, watch, worker)
+from streams.cli import (
+    bench,
+    crawl,
+    demo,
+    discover,
+    evaluate,
+    kafka,
+    records,
+    replay,
+    revisit,
+    serving,
+    sql,
+    tag,
+    train,
+    watch,
+    worker,
+)
 from streams.cli.base import CommandError
 
 COMMANDS = (

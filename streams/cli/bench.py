@@ -7,8 +7,15 @@ import asyncio
 import sys
 
 from infra.settings import get_settings
-from streams.cli.base import (Command, CommandError, add_json, ensure_local_kafka, loopback_crawl_settings,
-                              print_json, read_seeds)
+from streams.cli.base import (
+    Command,
+    CommandError,
+    add_json,
+    ensure_local_kafka,
+    loopback_crawl_settings,
+    print_json,
+    read_seeds,
+)
 from streams.cli.discovery import BenchDiscovery
 from streams.cli.pagination import BenchTag
 from streams.cli.revisit import BenchRevisit

@@ -8,8 +8,17 @@ import sys
 from pathlib import Path
 
 from infra.settings import get_settings
-from streams.cli.base import (Command, CommandError, add_allow_loopback, add_json, ensure_local_kafka,
-                              interactive, loopback_crawl_settings, print_json, read_seeds)
+from streams.cli.base import (
+    Command,
+    CommandError,
+    add_allow_loopback,
+    add_json,
+    ensure_local_kafka,
+    interactive,
+    loopback_crawl_settings,
+    print_json,
+    read_seeds,
+)
 
 
 def add_budget_options(parser: argparse.ArgumentParser) -> None:

@@ -6,8 +6,16 @@ from __future__ import annotations
 import argparse
 
 from infra.settings import get_settings
-from streams.cli.base import (Command, CommandError, add_allow_loopback, add_json, ensure_local_kafka,
-                              interactive, print_json, read_seeds)
+from streams.cli.base import (
+    Command,
+    CommandError,
+    add_allow_loopback,
+    add_json,
+    ensure_local_kafka,
+    interactive,
+    print_json,
+    read_seeds,
+)
 
 
 class Discover(Command):
@@ -25,10 +33,10 @@ class Discover(Command):
         add_json(parser, "print the summary as one JSON object")
 
     def run(self, args: argparse.Namespace) -> int:
+        from jobs.crawl import CrawlPlan, run_crawl
         from models.model_files import ModelVersionError
         from schemas.discovery import DISCOVER_REASON
         from schemas.sites import site_of
-        from jobs.crawl import CrawlPlan, run_crawl
 
         seeds = read_seeds(([args.homepages] if args.homepages else []) + args.urls)
         if not seeds:

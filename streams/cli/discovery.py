@@ -52,8 +52,8 @@ def finetuning(args: argparse.Namespace):
     """The fine-tuning asked for by --finetune-simweb N (None without)."""
     if not args.finetune_simweb:
         return None
-    from models.discovery.finetuning import FinetuneConfig
     from models.discovery.evaluation import Finetuning
+    from models.discovery.finetuning import FinetuneConfig
 
     config = FinetuneConfig(**({"epochs": args.finetune_epochs} if args.finetune_epochs else {}),
                             stop_rule=args.stop_rule)
@@ -79,8 +79,8 @@ class TrainDiscovery(Command):
 
     def run(self, args: argparse.Namespace) -> int:
         from models.discovery.anchor_boxes import BrowserUnavailable
-        from models.model_files import ModelVersionError
         from models.discovery.evaluation import NoSites, train_agent
+        from models.model_files import ModelVersionError
 
         if args.start_from and not args.finetune_simweb:
             raise CommandError("--from fine-tunes a saved agent: give --finetune-simweb N too")
@@ -124,8 +124,8 @@ class EvalDiscovery(Command):
 
     def run(self, args: argparse.Namespace) -> int:
         from models.discovery.anchor_boxes import BrowserUnavailable
-        from models.model_files import ModelVersionError
         from models.discovery.evaluation import FINETUNED, POLICIES, NoSites, evaluate_discovery
+        from models.model_files import ModelVersionError
 
         if not args.sites and not args.simweb:
             raise CommandError("eval discovery needs --sites DIR… or --simweb N")
@@ -199,8 +199,7 @@ class EvalClassifier(Command):
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        from models.discovery.classifier import (PAGE_INPUTS, cross_validate, labelled_pages, listing_pages,
-                                              page_vectors)
+        from models.discovery.classifier import PAGE_INPUTS, cross_validate, labelled_pages, listing_pages, page_vectors
         from models.text_encoders import EncoderUnavailable, get_encoder
 
         try:
@@ -245,8 +244,8 @@ class BenchDiscovery(Command):
 
     def run(self, args: argparse.Namespace) -> int:
         from models.discovery.agent import DEFAULT_AGENT, RLCrawler
-        from models.model_files import ModelVersionError
         from models.discovery.throughput import bench_discovery
+        from models.model_files import ModelVersionError
 
         try:
             agent = RLCrawler.load(Path(args.model) if args.model else DEFAULT_AGENT)

@@ -20,13 +20,10 @@ class Records(Command):
         add_json(parser, "print rows as a JSON list of objects")
 
     def run(self, args: argparse.Namespace) -> int:
-        from infra.clickhouse import sql_string
+        from infra.queries import records_of_source
         from models.records.report import current_records
 
-        columns, rows = read_table(
-            "SELECT item_url, title, date, snippet, page_url, first_seen, last_seen FROM records "
-            f"WHERE source_url = {sql_string(args.source)} ORDER BY first_seen DESC, page_url, position "
-            f"LIMIT {int(args.limit)}")
+        columns, rows = read_table(records_of_source(args.source, args.limit))
         records = [dict(zip(columns, row)) for row in rows]
         if args.json:
             print_json(records)

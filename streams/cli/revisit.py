@@ -19,12 +19,13 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
 
 
 def load_current_model(path: str | None):
-    from models.revisit.model import load_predictor
     from agents.revisit import current_model_path
+    from models.model_files import ModelVersionError
+    from models.revisit.model import load_predictor
 
     try:
         return load_predictor(Path(path) if path else current_model_path(get_settings()))
-    except (FileNotFoundError, ValueError) as error:
+    except (FileNotFoundError, ModelVersionError) as error:
         raise CommandError(str(error)) from None
 
 
@@ -39,8 +40,8 @@ class TrainRevisit(Command):
         parser.add_argument("--out", required=True, help="model file to write")
 
     def run(self, args: argparse.Namespace) -> int:
-        from models.revisit.training import TargetNotReached
         from models.revisit.report import train_revisit_model
+        from models.revisit.training import TargetNotReached
 
         paths = existing_files(args.events, "file")
         try:
@@ -93,10 +94,10 @@ class Retrain(Command):
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        from models.revisit.training import TargetNotReached
-        from jobs.replay import read_topic
         from agents.revisit import retrained_path
+        from jobs.replay import read_topic
         from jobs.retrain_revisit import observed_series, retrain
+        from models.revisit.training import TargetNotReached
 
         settings = get_settings()
         ensure_local_kafka()
@@ -149,8 +150,8 @@ class BenchRevisit(Command):
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        from jobs.bench_revisit import bench_revisit, bench_revisit_through_kafka
         from agents.revisit import current_model_path
+        from jobs.bench_revisit import bench_revisit, bench_revisit_through_kafka
 
         model = load_current_model(args.model)
         if args.through_kafka:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 
+from infra.queries import Query
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, print_json
 
 
-def read_table(query: str) -> tuple[list[str], list[list]]:
+def read_table(query: Query | str) -> tuple[list[str], list[list]]:
     """The query's columns and rows; CommandError (exit 1) with the database's own message."""
     from infra.sql_owner import read_clickhouse
 

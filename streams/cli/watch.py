@@ -8,8 +8,7 @@ import asyncio
 from pathlib import Path
 
 from infra.settings import get_settings
-from streams.cli.base import (Command, CommandError, add_json, ensure_local_kafka, interactive, print_json,
-                              read_seeds)
+from streams.cli.base import Command, CommandError, add_json, ensure_local_kafka, interactive, print_json, read_seeds
 from streams.cli.sql import print_table, read_table
 
 
@@ -27,10 +26,11 @@ class Watch(Command):
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        from jobs.watch import FIGURES, add_sources, run_watch, status_query, watch_requests
+        from infra.queries import REVISIT_FIGURES, watch_status
+        from jobs.watch import add_sources, run_watch, watch_requests
 
         if args.status:
-            return print_table(*read_table(status_query()), args.json)
+            return print_table(*read_table(watch_status()), args.json)
         if args.sources and not Path(args.sources).is_file():
             raise CommandError(f"no such file: {args.sources}")
         urls = read_seeds(([args.sources] if args.sources else []) + args.urls)
@@ -54,6 +54,6 @@ class Watch(Command):
                   f"decisions, {summary['fetches']} revisits")
             for row in summary["sources"]:
                 figures = "  ".join(f"{name} {row[name]:.3f}" if row[name] is not None else f"{name} –"
-                                    for name in FIGURES)
+                                    for name in REVISIT_FIGURES)
                 print(f"  {row['source']}  {figures}")
         return code if summary else (code or 1)

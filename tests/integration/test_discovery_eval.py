@@ -10,8 +10,8 @@ import pytest
 
 from models.discovery.data import load_sites, normalized_path
 from models.discovery.episode import Episode, figures
-from models.discovery.policies import Candidate, KeywordHeuristic, keyword_hits
 from models.discovery.evaluation import evaluate_discovery
+from models.discovery.policies import Candidate, KeywordHeuristic, keyword_hits
 from tests.conftest import cli_json, run_cli
 
 
@@ -139,9 +139,9 @@ def test_the_rl_agent_learns_to_click_the_event_link_and_saves_its_whole_recipe(
     import torch
 
     from models.discovery.agent import FORMAT_VERSION, RLCrawler, new_agent
-    from models.model_files import ModelVersionError
-    from models.discovery.training import PretrainConfig
     from models.discovery.evaluation import train_agent
+    from models.discovery.training import PretrainConfig
+    from models.model_files import ModelVersionError
 
     _clubs(tmp_path / "sites", 12)
     agent, history = train_agent([tmp_path / "sites"], PretrainConfig(epochs=12))

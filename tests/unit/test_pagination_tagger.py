@@ -3,11 +3,11 @@
 import pytest
 import torch
 
+from models.model_files import ModelVersionError
 from models.pagination.data import LabelledPage
 from models.pagination.features import page_features
-from models.web.dom import parse_html
-from models.model_files import ModelVersionError
 from models.pagination.tagger import PaginationTagger, train
+from models.web.dom import parse_html
 
 
 def _page(n: int, pages: int) -> LabelledPage:

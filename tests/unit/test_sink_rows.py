@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agents.sink_rows import SINKS, rows_for
+from agents.sink_rows import ROWS, rows_for, stored_topics
 from infra.clickhouse import MIGRATIONS, ClickHouse
 from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
@@ -53,7 +53,7 @@ def clickhouse(tmp_path_factory):
     store.close()
 
 
-@pytest.mark.parametrize("topic", sorted(SINKS))
+@pytest.mark.parametrize("topic", sorted(stored_topics()))
 def test_rows_insert_and_a_replay_does_not_double_count(clickhouse, topic):
     table, rows = rows_for(topic, [SAMPLES[topic]])
     assert rows
@@ -61,6 +61,15 @@ def test_rows_insert_and_a_replay_does_not_double_count(clickhouse, topic):
     clickhouse.insert(table, rows)  # the same message delivered again
     _, counted = clickhouse.query(f"SELECT count() FROM {table}")
     assert counted == [[len(rows)]]
+
+
+def test_every_stored_topic_has_rows_and_a_table_the_migrations_create():
+    from infra.clickhouse import current_definitions
+    from schemas.registry import TOPICS
+
+    for topic, table in stored_topics().items():
+        assert TOPICS[topic].value_model in ROWS
+        assert {table, f"{table}_store"} <= set(current_definitions())
 
 
 def test_a_page_without_pagination_still_gets_a_row(clickhouse):

@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from models.web.dom import parse_html
 from models.records.dates import date_in_text, numeric_day_first, record_date
+from models.web.dom import parse_html
 
 
 @pytest.mark.parametrize("text, expected", [

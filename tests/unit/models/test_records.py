@@ -3,8 +3,8 @@
 from datetime import UTC, datetime
 
 from models.records.data_regions import find_data_regions
-from models.web.dom import parse_html
 from models.records.extraction import extract_list, extract_records, record_key, sibling_group_baseline
+from models.web.dom import parse_html
 
 BASE = "https://club.example.org/events/"
 MENU = "<nav><ul>" + "".join(f'<li><a href="/{p}">{p.title()}</a></li>' for p in
