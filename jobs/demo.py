@@ -24,6 +24,7 @@ import numpy as np
 from infra import queries
 from infra.processes import run_to_completion, serve_in_child
 from jobs.crawl import CrawlPlan, run_crawl
+from models.discovery.episode import Episode, figures
 
 # Per-site page budget of the BFS in the demo: enough to reach source pages 1–4 clicks deep.
 DEMO_MAX_PAGES = 300
@@ -61,28 +62,20 @@ def evaluate_against_truth(truth: dict, fetched_urls: set[str], pages_fetched: i
 
 
 def evaluate_discovery(truth: dict, episodes: list[dict], seconds: float) -> dict:
-    """Discovery episodes against the truth: a found page counts when it is one of its site's source pages
-    (first-hit episodes: one per site at most). Precision = true finds / clicks on sites with a source page,
-    recall = sites with one whose episode found one, unit cost = those clicks / true finds; clicks spent on
-    sites without one; false finds (pages judged source pages that are not)."""
-    by_homepage = {site["homepage"].rstrip("/"): {s["url"] for s in site["source_pages"]} for site in truth.values()}
-    positive = [e for e in episodes if by_homepage.get(e["homepage"].rstrip("/"))]
-    negative = [e for e in episodes if not by_homepage.get(e["homepage"].rstrip("/"))]
-    true_finds = sum(1 for e in positive for url in e["found"] if url in by_homepage[e["homepage"].rstrip("/")])
-    clicks = sum(e["clicks"] for e in positive)
-    return {
-        "episodes": len(episodes),
-        "source_pages_found": true_finds,
-        "false_finds": sum(1 for e in episodes for url in e["found"]
-                           if url not in by_homepage.get(e["homepage"].rstrip("/"), ())),
-        "precision": round(true_finds / clicks, 4) if clicks else None,
-        "recall": round(true_finds / len(positive), 4) if positive else None,
-        "unit_cost": round(clicks / true_finds, 4) if true_finds else None,
-        "clicks_on_negative_sites": round(sum(e["clicks"] for e in negative) / len(negative), 4)
-        if negative else None,
-        "ends": {end: sum(1 for e in episodes if e["end"] == end) for end in ("found", "stop", "budget", "error")},
-        "episodes_per_minute": round(len(episodes) / seconds * 60, 1) if seconds else None,
-    }
+    """Discovery episodes (as ClickHouse holds them) against the truth, with the offline evaluation's own
+    figures (models.discovery.episode.figures): a found page counts when it is one of its site's source pages,
+    a found page that is not one is a false find."""
+    sources = {site["homepage"].rstrip("/"): {s["url"] for s in site["source_pages"]} for site in truth.values()}
+    scored = []
+    for row in episodes:
+        true = sources.get(row["homepage"].rstrip("/"), set())
+        scored.append(Episode(site=row["homepage"], negative=not true, clicks=row["clicks"], end=row["end"],
+                              reached=[url for url in row["found"] if url in true],
+                              false_find=any(url not in true for url in row["found"])))
+    result = figures(scored)
+    return {"episodes": len(episodes), "source_pages_found": sum(len(e.reached) for e in scored),
+            **{key: value for key, value in result.items() if key not in ("sites", "sites_with_source_pages")},
+            "episodes_per_minute": round(len(episodes) / seconds * 60, 1) if seconds else None}
 
 
 def _simulated_clock(control: str) -> dict[str, str]:

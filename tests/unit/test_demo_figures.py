@@ -61,3 +61,18 @@ def test_new_items_are_due_when_published_between_the_two_reads_of_their_source(
     missed = evaluate_new_items(ITEMS, detected[1:2], reads)
     assert missed["new_item_recall"] == 0.5 and missed["new_item_precision"] == 1.0
     assert evaluate_new_items(ITEMS, [], reads)["new_item_precision"] is None
+
+
+def test_discovery_episodes_are_scored_with_the_offline_evaluations_figures():
+    from jobs.demo import evaluate_discovery
+
+    truth = {"a": {"homepage": "http://a/", "source_pages": [{"url": "http://a/events"}]},
+             "b": {"homepage": "http://b/", "source_pages": []},
+             "c": {"homepage": "http://c/", "source_pages": [{"url": "http://c/news"}]}}
+    episodes = [{"homepage": "http://a/", "clicks": 2, "end": "found", "found": ["http://a/events"]},
+                {"homepage": "http://b", "clicks": 1, "end": "found", "found": ["http://b/about"]},
+                {"homepage": "http://c/", "clicks": 3, "end": "stop", "found": []}]
+    assert evaluate_discovery(truth, episodes, seconds=30) == {
+        "episodes": 3, "source_pages_found": 1, "precision": 0.2, "recall": 0.5, "unit_cost": 5.0,
+        "clicks_on_negative_sites": 1.0, "ends": {"found": 2, "stop": 1, "budget": 0, "error": 0},
+        "false_finds": 1, "episodes_per_minute": 6.0}
