@@ -51,15 +51,19 @@ def _wait_for_log(log: Path, text: str, timeout: float = 90) -> None:
         time.sleep(0.3)
 
 
+def _produce_pages_until_refused(env: dict[str, str], pages: int, log: Path) -> None:
+    """Send pages to pages.fetched and wait until the sink says their insert failed."""
+    asyncio.run(_produce(env["SOURCEWATCH_KAFKA_BOOTSTRAP"], env["SOURCEWATCH_TOPIC_PREFIX"] + "pages.fetched",
+                         [encode(_page(n)) for n in range(pages)]))
+    _wait_for_log(log, "sink fetches: an insert of")
+
+
 def test_rows_refused_for_a_while_are_all_stored_once_inserts_succeed(pipeline_env, tmp_path):
     until = _refuse_inserts_until(pipeline_env, 20)
     log = tmp_path / "worker.log"
     worker = _start_worker(pipeline_env, log)
     try:
-        asyncio.run(_produce(pipeline_env["SOURCEWATCH_KAFKA_BOOTSTRAP"],
-                             pipeline_env["SOURCEWATCH_TOPIC_PREFIX"] + "pages.fetched",
-                             [encode(_page(n)) for n in range(6)]))
-        _wait_for_log(log, "sink fetches: an insert of")
+        _produce_pages_until_refused(pipeline_env, 6, log)
         assert time.time() < until
         assert _sql("SELECT count() FROM fetches", pipeline_env) == [[0]]
         assert _wait_for("SELECT count() FROM fetches", [[6]], pipeline_env, timeout=until - time.time() + 60) == [[6]]
@@ -76,10 +80,7 @@ def test_a_worker_stopped_while_inserts_fail_leaves_its_rows_to_the_next_one(pip
     log = tmp_path / "worker.log"
     first = _start_worker(pipeline_env, log)
     try:
-        asyncio.run(_produce(pipeline_env["SOURCEWATCH_KAFKA_BOOTSTRAP"],
-                             pipeline_env["SOURCEWATCH_TOPIC_PREFIX"] + "pages.fetched",
-                             [encode(_page(n)) for n in range(5)]))
-        _wait_for_log(log, "sink fetches: an insert of")
+        _produce_pages_until_refused(pipeline_env, 5, log)
     finally:
         _stop(first, log)
     assert time.time() < until, "the first worker must stop while inserts still fail"
