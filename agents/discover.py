@@ -1,8 +1,9 @@
 """Stage `discover`: pages.fetched (reason "discover") → links.scored (policy "rl"), crawl.requests (the next
 click; a found source page to read), sources.found and discovery.episodes.
 
-The core is agents.discovery. Per batch of fetched pages, one inference off the event loop: the classifier on
-every clicked page that was read, the agent on every page's same-site anchors. An episode's state lives in
+The core is agents.discovery (over models.discovery.episode, the core the offline evaluation runs). Per batch
+of fetched pages, one inference off the event loop: the classifier on every clicked page that was read, the
+agent on the links each page adds to (or finds again in) its episode's frontier. An episode's state lives in
 the `discovery-episodes` table, keyed by crawl and site in the site's partition, so a restarted worker goes
 on with it from the changelog. The agent and classifier load with the first episode's page.
 """
@@ -16,17 +17,14 @@ from pathlib import Path
 
 import faust
 
-from agents.discovery import FOLLOW_ALWAYS, DiscoveryEpisode, Step, advance, episode_key, open_episode
+from agents.discovery import DiscoveryEpisode, Step, advance, episode_key, open_for, prepare, scored_anchors
 from agents.links import is_html
 from models.discovery.agent import DEFAULT_AGENT, RLCrawler
 from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
-from models.discovery.policies import Candidate
-from models.web.links import every_way_on
 from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
 from schemas.discovery import DISCOVER_REASON
 from schemas.links import Anchor, LinksScored
-from schemas.sites import site_of
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events
@@ -57,31 +55,17 @@ def models() -> tuple[RLCrawler, SourcePageClassifier, str]:
     return agent, classifier, policy
 
 
-def score_pages(pages: list[PageFetched]) -> tuple[list[list[Anchor]], list[float | None]]:
-    """Per page, its same-site anchors (frames and iframes too) with the agent's scores, a meta refresh first,
-    and the classifier's P(source) of a clicked page that was read (None for a homepage or an unreadable
-    page)."""
-    agent, classifier, _ = models()
-    readable = [page.ok and is_html(page) for page in pages]
-    scored = []
-    for page, read in zip(pages, readable):
-        refresh, links_on_page = every_way_on(page.body, page.final_url) if read else (None, [])
-        anchors = [a for a in links_on_page if a.same_site]
-        candidates = [Candidate(a.url, a.text, a.tag_path, page.depth + 1, order) for order, a in enumerate(anchors)]
-        links = [Anchor(url=a.url, text=a.text, tag_path=a.tag_path, score=round(float(way), 4),
-                        hit_score=round(float(hit), 4))
-                 for a, way, hit in zip(anchors, *agent.scores(candidates))]
-        if refresh is not None and site_of(refresh) == page.site:
-            # A meta refresh is the page's way on, as a redirect would be: clicked first, whatever its words.
-            links.insert(0, Anchor(url=refresh, text="(meta refresh)", tag_path="html/head/meta",
-                                   score=FOLLOW_ALWAYS))
-        scored.append(links)
-    clicked = [index for index, page in enumerate(pages) if readable[index] and page.depth > 0]
-    probabilities = classifier.predict([(pages[i].body, pages[i].final_url) for i in clicked])
+def score_pages(agent: RLCrawler, classifier: SourcePageClassifier,
+                pages: list[tuple[PageFetched, Step]]) -> tuple[list[tuple], list[float | None]]:
+    """Per page, the agent's (π, h) logits of the links it is to score, and the classifier's P(source) of a
+    clicked page that was read (None for a homepage or an unreadable page)."""
+    logits = [agent.logits([link.candidate() for link in step.to_score]) for _, step in pages]
+    clicked = [index for index, (page, _) in enumerate(pages) if page.depth > 0 and page.ok and is_html(page)]
+    probabilities = classifier.predict([(pages[i][0].body, pages[i][0].final_url) for i in clicked])
     page_probabilities: list[float | None] = [None] * len(pages)
-    for index, probability in zip(clicked, probabilities):
-        page_probabilities[index] = round(float(probability), 4)
-    return scored, page_probabilities
+    for index, value in zip(clicked, probabilities):
+        page_probabilities[index] = float(value)
+    return logits, page_probabilities
 
 
 @app.agent(topic("pages.fetched"))
@@ -92,17 +76,28 @@ async def discover_sources(stream):
                  if page.reason == DISCOVER_REASON]
         if not batch:
             continue
-        pages = [page for _, page in batch]
-        scored, page_probabilities = await loop.run_in_executor(None, score_pages, pages)
         agent, classifier, policy = models()
         threshold = settings.source_threshold if settings.source_threshold is not None else classifier.threshold
-        for (event, page), anchors, page_probability in zip(batch, scored, page_probabilities):
+        opened: dict[str, DiscoveryEpisode] = {}
+        prepared = []
+        for event, page in batch:
             key = episode_key(page.crawl_id, page.site)
-            value = episodes.get(key)
-            episode = DiscoveryEpisode.model_validate(value) if value is not None else open_episode(page)
-            step = advance(episode, page, anchors, page_probability, threshold, agent.eta, policy)
+            if key not in opened:
+                value = episodes.get(key)
+                opened[key] = DiscoveryEpisode.model_validate(value) if value is not None else open_for(page)
+            episode = opened[key]
+            prepared.append((event, page, key, episode, prepare(episode, page, policy)))
+        running = [(page, step) for _, page, _, episode, step in prepared
+                   if step.click is None and step.ended is None and episode.state.end is None]
+        logits, page_probabilities = await loop.run_in_executor(None, score_pages, agent, classifier, running)
+        scores = {id(step): (way_hit, probability)
+                  for (_, step), way_hit, probability in zip(running, logits, page_probabilities)}
+        for event, page, key, episode, step in prepared:
+            if id(step) in scores:
+                way_hit, page_probability = scores[id(step)]
+                step = advance(episode, page, step, way_hit, page_probability, threshold, agent.eta, policy)
             store(episodes, event, key, episode.model_dump(mode="json"))
-            await _send(page, anchors, step)
+            await _send(page, scored_anchors(step.to_score), step)
             progress.of(page.crawl_id).pages_discovered += 1
 
 

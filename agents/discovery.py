@@ -1,141 +1,127 @@
 """The core of stage `discover`: one discovery episode per seeded homepage, advanced by each fetched page of it.
 
-An episode (per crawl and site) keeps the frontier of same-site anchors seen and not clicked, each with the
-agent's score π(a), the URLs visited, its clicks and how it ended. A fetched page of the episode advances it:
-- a clicked page judged a source page ends it, found (first hit): judged by the classifier's evidence with the
-  agent's h of the link clicked (its chance of landing on a source page itself, not π, which a hub's link
-  shares) as the prior (models.discovery.classifier.with_click_prior). The page goes to
-  sources.found and is requested again as a listing to read (reason "source": pagination, records, and from
-  sources.found the revisit watch list);
-- otherwise the page's unvisited same-site anchors join the frontier with their scores, and the best one is
-  clicked — unless its score is ≤ η (stop), no anchor is left (stop), or the click budget is spent (budget);
-- a homepage that could not be read ends it (error); a click that could not be read is passed over.
-Anchors are scored in the context of the page they were seen on, as the agent was trained.
+The episode itself is models.discovery.episode's — the same core the offline evaluation and training run —
+kept per crawl and site in the stream's table. Each fetched page of an episode advances it in two steps
+around one batched inference:
+- `prepare`: the page is landed on (a same-site meta refresh is followed like a redirect, not a click; an
+  unreadable homepage ends the episode, error) and its unvisited same-site links join the frontier;
+- `advance`, with the agent's logits for the page's links and the classifier's P(source) of a clicked page:
+  a clicked page judged a source page — the classifier's evidence with the agent's h of the link clicked as
+  the prior (models.discovery.classifier.with_click_prior) — ends it found: the page goes to sources.found and
+  is requested again as a listing to read (reason "source": pagination, records, and from sources.found the
+  revisit watch list); otherwise, unless the click budget is spent, the agent's best link is clicked by the
+  rule it was evaluated with (models.discovery.agent.stored_choice: Eq. 5 stops at η). A click that could not
+  be read is passed over.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
+from agents.links import is_html
+from models.discovery.agent import probability, stored_choice
 from models.discovery.classifier import with_click_prior
-from models.web.links import canonical_url
+from models.discovery.episode import EpisodeState, FrontierLink, decide, end, land, open_episode, see_links
+from models.web.links import every_way_on
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.discovery import DISCOVER_REASON, EpisodeEnded
 from schemas.links import Anchor, SourceFound
 
-# The frontier kept per episode: the best-scored links (a page of thousands of links, a trap, would otherwise
-# fill the table's value).
-MAX_FRONTIER = 500
-# The score of a link followed whatever the agent thinks (a meta refresh): above any π(a), so it goes first,
-# and no evidence about the page it leads to (the prior for judging that page is then even).
-FOLLOW_ALWAYS = 2.0
-
-
-class FrontierLink(BaseModel):
-    url: str
-    text: str = ""
-    score: float
-    # The agent's h of the link (the prior for judging the page it opens); None: an even prior.
-    hit_score: float | None = None
-    depth: int
-    # Order of first sight in the episode, for ties.
-    order: int
-
 
 class DiscoveryEpisode(BaseModel):
+    """The stream's table value: the episode's core state, its crawl, and the agent's h of the link it clicked
+    last (the prior that the page it leads to is a source page)."""
+
     crawl_id: str
-    site: str
-    homepage: str
-    max_clicks: int
-    clicks: int = 0
-    frontier: dict[str, FrontierLink] = Field(default_factory=dict)
-    visited: list[str] = Field(default_factory=list)
-    seen: int = 0
-    end: str | None = None
-    found: list[str] = Field(default_factory=list)
-    # The agent's h of the link clicked last: the prior that the page it leads to is a source page.
-    last_click_score: float = 0.5
+    state: EpisodeState
+    last_hit: float = 0.5
 
 
 @dataclass
 class Step:
+    # A click, or a meta refresh followed (not a click).
     click: CrawlRequest | None = None
     found: SourceFound | None = None
     read_source: CrawlRequest | None = None
     ended: EpisodeEnded | None = None
+    # The page's links the agent scores (those that joined or were already in the frontier), in document order.
+    to_score: list[FrontierLink] = field(default_factory=list)
 
 
 def episode_key(crawl_id: str, site: str) -> str:
     return f"{crawl_id}\x00{site}"
 
 
-def open_episode(homepage: PageFetched) -> DiscoveryEpisode:
+def open_for(homepage: PageFetched) -> DiscoveryEpisode:
     """The episode a homepage's fetch opens; its budget is the crawl's pages less the homepage."""
-    return DiscoveryEpisode(crawl_id=homepage.crawl_id, site=homepage.site, homepage=homepage.url,
-                            max_clicks=max(homepage.max_pages - 1, 0),
-                            visited=list(dict.fromkeys([homepage.url, canonical_url(homepage.final_url)])))
+    return DiscoveryEpisode(crawl_id=homepage.crawl_id,
+                            state=open_episode(homepage.site, homepage.url, max(homepage.max_pages - 1, 0)))
 
 
-def advance(episode: DiscoveryEpisode, page: PageFetched, anchors: list[Anchor], page_probability: float | None,
+def prepare(episode: DiscoveryEpisode, page: PageFetched, policy: str) -> Step:
+    """Land on a fetched page of the episode: a refresh to follow, the episode's end (unreadable homepage),
+    or the links to score before `advance`. Nothing for a page of an episode that has ended (redelivered)."""
+    state = episode.state
+    if state.end is not None:
+        return Step()
+    readable = page.ok and is_html(page)
+    refresh, links = every_way_on(page.body, page.final_url) if readable else (None, [])
+    follow = land(state, page.final_url, refresh)
+    if follow is not None:
+        return Step(click=_request(page, follow, page.depth, "refresh"))
+    if not readable and not state.clicked:
+        end(state, "error", f"homepage unreadable: {page.error.value} {page.error_detail}".strip())
+        return Step(ended=_ended(episode, page, policy))
+    return Step(to_score=see_links(state, links))
+
+
+def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits: tuple, page_probability: float | None,
             source_threshold: float, eta: float | None, policy: str) -> Step:
-    """One fetched page of the episode (read or not): what to send. `anchors` are the page's same-site anchors
-    with the agent's scores; `page_probability` the classifier's P(source page) for a clicked page that was read."""
-    step = Step()
-    if episode.end is not None:
-        return step
-    if page.depth == 0 and not page.ok:
-        return _end(episode, page, "error", f"homepage unreadable: {page.error.value} {page.error_detail}".strip(),
-                    policy, step)
-    episode.visited.append(canonical_url(page.final_url))
-    source_score = (with_click_prior(page_probability, episode.last_click_score)
+    """After `prepare` (when it asked for scores): the agent's (π, h) logits of `prepared.to_score`, the
+    classifier's P(source) of a clicked page that was read. Found, stopped, budget spent, or the next click."""
+    state = episode.state
+    for link, way, hit in zip(prepared.to_score, *logits):
+        link.logit, link.hit_logit = float(way), float(hit)
+    source_score = (with_click_prior(page_probability, episode.last_hit)
                     if page.depth > 0 and page_probability is not None else 0.0)
-    if source_score >= source_threshold:
-        episode.found.append(page.final_url)
+    decision = decide(state, page.final_url, source_score >= source_threshold, prepared.to_score,
+                      lambda on_page, frontier: stored_choice(frontier, eta))
+    step = Step(to_score=prepared.to_score)
+    if decision.click is not None:
+        episode.last_hit = probability(decision.click.hit_logit) if decision.click.hit_logit is not None else 0.5
+        step.click = _request(page, decision.click.url, decision.click.depth, "click")
+        return step
+    if decision.found is not None:
         step.found = SourceFound(event_id=derived_event_id(page.event_id, "source"), site=page.site,
                                  url=page.final_url, crawl_id=page.crawl_id, kind="discovered",
-                                 score=source_score, clicks=episode.clicks)
+                                 score=source_score, clicks=state.clicks)
         # Read as a listing: its pagination followed, its records extracted; no breadth-first crawl from it.
         step.read_source = CrawlRequest(event_id=derived_event_id(page.event_id, "read"), site=page.site,
                                         url=page.final_url, crawl_id=page.crawl_id, depth=page.depth,
                                         max_depth=page.depth, max_pages=page.max_pages, reason="source",
                                         source_url=page.final_url, referrer=page.url)
-        return _end(episode, page, "found", "", policy, step)
-    for anchor in anchors:
-        url = canonical_url(anchor.url)
-        if url in episode.visited or url in episode.frontier:
-            continue
-        episode.frontier[url] = FrontierLink(url=url, text=anchor.text, score=anchor.score or 0.0,
-                                             hit_score=anchor.hit_score, depth=page.depth + 1, order=episode.seen)
-        episode.seen += 1
-    if len(episode.frontier) > MAX_FRONTIER:
-        kept = sorted(episode.frontier.values(), key=lambda link: (-link.score, link.depth, link.order))
-        episode.frontier = {link.url: link for link in sorted(kept[:MAX_FRONTIER], key=lambda link: link.order)}
-    best = max(episode.frontier.values(), key=lambda link: (link.score, -link.depth, -link.order), default=None)
-    if best is None:
-        return _end(episode, page, "stop", "no link left", policy, step)
-    if eta is not None and best.score <= eta:
-        return _end(episode, page, "stop", f"best score {best.score:.3f} ≤ η {eta:.3f}", policy, step)
-    if episode.clicks >= episode.max_clicks:
-        return _end(episode, page, "budget", f"{episode.clicks} clicks", policy, step)
-    del episode.frontier[best.url]
-    episode.visited.append(best.url)
-    # A meta refresh is the page's own redirect, not the agent's click: a browser lands on its target.
-    followed = best.score >= FOLLOW_ALWAYS
-    episode.clicks += 0 if followed else 1
-    episode.last_click_score = 0.5 if followed or best.hit_score is None else best.hit_score
-    step.click = CrawlRequest(event_id=derived_event_id(page.event_id, "click", best.url), site=page.site,
-                              url=best.url, crawl_id=page.crawl_id, depth=best.depth, max_depth=page.max_depth,
-                              max_pages=page.max_pages, reason=DISCOVER_REASON, referrer=page.final_url)
+    step.ended = _ended(episode, page, policy)
     return step
 
 
-def _end(episode: DiscoveryEpisode, page: PageFetched, end: str, reason: str, policy: str, step: Step) -> Step:
-    episode.end = end
-    episode.frontier.clear()  # nothing more is clicked: the table keeps only what the summary needs
-    step.ended = EpisodeEnded(event_id=derived_event_id(page.event_id, "ended"), site=episode.site,
-                              crawl_id=episode.crawl_id, homepage=episode.homepage, end=end, clicks=episode.clicks,
-                              found=list(episode.found), policy=policy, reason=reason)
-    return step
+def scored_anchors(links: list[FrontierLink]) -> list[Anchor]:
+    """The links the agent scored on a page, as links.scored carries them (π and h as probabilities)."""
+    return [Anchor(url=link.url, text=link.text, tag_path=link.tag_path,
+                   score=round(probability(link.logit), 4), hit_score=round(probability(link.hit_logit), 4))
+            for link in links if link.logit is not None and link.hit_logit is not None]
+
+
+def _request(page: PageFetched, url: str, depth: int, kind: str) -> CrawlRequest:
+    return CrawlRequest(event_id=derived_event_id(page.event_id, kind, url), site=page.site, url=url,
+                        crawl_id=page.crawl_id, depth=depth, max_depth=page.max_depth, max_pages=page.max_pages,
+                        reason=DISCOVER_REASON, referrer=page.final_url)
+
+
+def _ended(episode: DiscoveryEpisode, page: PageFetched, policy: str) -> EpisodeEnded:
+    state = episode.state
+    return EpisodeEnded(event_id=derived_event_id(page.event_id, "ended"), site=state.site,
+                        crawl_id=episode.crawl_id, homepage=state.homepage, end=state.end, clicks=state.clicks,
+                        found=list(state.found), policy=policy, reason=state.reason)

@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from models.discovery.anchor_boxes import AnchorBoxes
+from models.discovery.episode import FrontierLink
 from models.discovery.policies import Candidate
 from models.model_files import load_checked
 from models.text_encoders import TextEncoder, get_encoder
@@ -110,6 +111,27 @@ class Click:
     hit_logit: torch.Tensor
 
 
+def best_or_stop(logits: torch.Tensor, eta: float | None) -> tuple[int, float, bool]:
+    """The anchor with the highest π (the first of equals), its score, and whether Eq. 5 stops the episode there
+    (its score ≤ η)."""
+    best = int(torch.argmax(logits))
+    score = float(torch.sigmoid(logits[best]))
+    return best, score, eta is not None and score <= eta
+
+
+def stored_choice(frontier: list[FrontierLink], eta: float | None) -> FrontierLink | str:
+    """The agent's pick from the logits it gave each link on the last page the link was seen on (the stream keeps
+    them in the episode's state): the rule `RLCrawler.choose` applies to fresh ones; a stop comes with its
+    reason."""
+    best, score, stop = best_or_stop(torch.tensor([link.logit for link in frontier], dtype=torch.float32), eta)
+    return f"best score {score:.3f} ≤ η {eta:.3f}" if stop else frontier[best]
+
+
+def probability(logit: float) -> float:
+    """A stored logit as the probability `choose` computes from it (float32, as the net gives it)."""
+    return float(torch.sigmoid(torch.tensor(logit, dtype=torch.float32)))
+
+
 @dataclass
 class RLCrawler:
     net: PolicyNet
@@ -177,10 +199,9 @@ class RLCrawler:
         if not frontier:
             return None
         logits, hit_logits = self._logits(frontier)
-        best = int(torch.argmax(logits))
-        best_score = float(torch.sigmoid(logits[best].detach()))
+        best, best_score, stop = best_or_stop(logits.detach(), None if self.learning else self.eta)
         self.best_scores.append(best_score)
-        if not self.learning and self.eta is not None and best_score <= self.eta:
+        if stop:
             return None
         index = self.rng.randrange(len(frontier)) if self.learning and self.rng.random() < self.epsilon else best
         if self.learning:
@@ -197,11 +218,17 @@ class RLCrawler:
 
     def scores(self, anchors: list[Candidate]) -> tuple[np.ndarray, np.ndarray]:
         """π(a) and h(a) for one page's anchors in document order (batched inference, no episode state)."""
+        way, hit = self.logits(anchors)
+        return torch.sigmoid(torch.from_numpy(way)).numpy(), torch.sigmoid(torch.from_numpy(hit)).numpy()
+
+    def logits(self, anchors: list[Candidate]) -> tuple[np.ndarray, np.ndarray]:
+        """The logits of π(a) and h(a) for one page's anchors in document order — the values `choose` compares
+        (the stream keeps them in the episode's state and picks with `stored_choice`)."""
         if not anchors:
             return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
         with torch.inference_mode():
             way, hit = self.net(*self._features(anchors))
-            return torch.sigmoid(way).numpy(), torch.sigmoid(hit).numpy()
+            return way.numpy(), hit.numpy()
 
     def save(self, path: Path) -> None:
         shape = self.net.shape

@@ -1,11 +1,17 @@
 """One discovery episode: from a homepage, click until the policy stops, the click budget is spent, or (first-hit
 stopping) a source page is reached; and DESIGN.md's figures over a set of episodes.
 
-Clicks are fetches of same-site links (links out of the site are never followed), frames and iframes
-included, as in the stream (agents.discovery); the homepage's own fetch is not a click, and neither is
-following a page's meta refresh: a browser lands on its target as on a redirect's, so a homepage that
-refreshes to the source page reaches it at 0 clicks. Whether a page is a source page is the evaluator's
-knowledge (the labels), never the policy's.
+The episode's core is pure and serialisable (`EpisodeState` and the steps below), and it is the one both the
+stream (agents.discovery, one fetched page at a time through Kafka, the state in a Faust table) and the offline
+evaluation and training (`run_episode`, fetching as it goes) run:
+- `land`: a page was fetched; its final URL joins the visited ones, and a same-site meta refresh is followed
+  like a redirect — not a click (a browser lands on its target), at most three in a row;
+- `see_links`: the page's unvisited same-site links (frames and iframes included) join the frontier; a link
+  keeps the text, tag path, depth and order of its first sight; those on this page come back, once each, in
+  document order (the page the agent scores them on, as it was trained);
+- `decide`: a page judged a source page ends the episode found; else, unless the budget is spent, the policy
+  picks the next click from the frontier, or stops.
+Whether a page is a source page is the caller's: the labels offline, the classifier in the stream.
 """
 
 from __future__ import annotations
@@ -13,14 +19,134 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from pydantic import BaseModel, Field
+
 from models.discovery.policies import Candidate, DiscoveryPolicy
 from models.web.links import canonical_url, every_way_on
+from schemas.links import Anchor
 from schemas.sites import site_of
 
 # url → (final URL, HTML text; "" when the page could not be read)
 Fetch = Callable[[str], Awaitable[tuple[str, str]]]
 # Meta refreshes followed in a row at most (a refresh loop ends there).
 MAX_REFRESHES = 3
+# Links an episode keeps in its frontier at most (later ones are not added): a trap page of endless links
+# would otherwise grow the stream's table value past a Kafka message.
+MAX_FRONTIER = 5000
+
+
+class FrontierLink(BaseModel):
+    url: str
+    text: str = ""
+    tag_path: str = ""
+    # Clicks from the homepage to the page it was first seen on, plus one.
+    depth: int
+    # Order of first sight in the episode (document order within a page).
+    order: int
+    # The agent's π and h logits for the link on the last page it was seen on (the stream's scores; None
+    # offline, where the policy keeps its own).
+    logit: float | None = None
+    hit_logit: float | None = None
+
+    def candidate(self) -> Candidate:
+        return Candidate(self.url, self.text, self.tag_path, self.depth, self.order)
+
+
+class EpisodeState(BaseModel):
+    site: str
+    homepage: str
+    max_clicks: int
+    clicks: int = 0
+    # Clicks from the homepage to the page landed on last.
+    depth: int = 0
+    seen: int = 0
+    refreshes: int = 0
+    frontier: dict[str, FrontierLink] = Field(default_factory=dict)
+    visited: list[str] = Field(default_factory=list)
+    clicked: list[str] = Field(default_factory=list)
+    # url → the click whose page it was first seen on (−1: the homepage)
+    found_on: dict[str, int] = Field(default_factory=dict)
+    found: list[str] = Field(default_factory=list)
+    # found, stop (the policy stopped), budget, error (the homepage could not be read); None while it runs
+    end: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What `decide` concluded: a link to click, or the episode's end (found: the page it ended on)."""
+
+    click: FrontierLink | None = None
+    found: str | None = None
+
+
+# The policy's pick: (links on this page, the whole frontier) → a frontier link, or a stop (None, or the
+# reason as a string).
+Choose = Callable[[list[FrontierLink], list[FrontierLink]], "FrontierLink | str | None"]
+
+
+def open_episode(site: str, homepage: str, max_clicks: int) -> EpisodeState:
+    return EpisodeState(site=site, homepage=homepage, max_clicks=max_clicks, visited=[canonical_url(homepage)])
+
+
+def land(state: EpisodeState, final_url: str, refresh: str | None) -> str | None:
+    """A page of the episode was fetched and landed on `final_url`: the meta refresh to follow next (not a
+    click), or None."""
+    landed = canonical_url(final_url)
+    if landed not in state.visited:
+        state.visited.append(landed)
+    if (refresh is not None and state.refreshes < MAX_REFRESHES and site_of(refresh) == site_of(final_url)
+            and canonical_url(refresh) not in state.visited):
+        state.refreshes += 1
+        return refresh
+    state.refreshes = 0
+    return None
+
+
+def see_links(state: EpisodeState, anchors: Sequence[Anchor]) -> list[FrontierLink]:
+    """The page's unvisited same-site links joined to the frontier; those on this page, once each."""
+    on_page: dict[str, FrontierLink] = {}
+    for anchor in anchors:
+        url = canonical_url(anchor.url)
+        if not anchor.same_site or url in state.visited or url in on_page:
+            continue
+        link = state.frontier.get(url)
+        if link is None:
+            if len(state.frontier) >= MAX_FRONTIER:
+                continue
+            link = state.frontier[url] = FrontierLink(url=url, text=anchor.text, tag_path=anchor.tag_path,
+                                                      depth=state.depth + 1, order=state.seen)
+            state.seen += 1
+            state.found_on.setdefault(url, len(state.clicked) - 1)
+        on_page[url] = link
+    return list(on_page.values())
+
+
+def decide(state: EpisodeState, landed_url: str, is_source: bool, on_page: list[FrontierLink],
+           choose: Choose) -> Decision:
+    """After landing on a page (and seeing its links): found, budget spent, the policy's stop, or its click."""
+    if is_source:
+        state.found.append(landed_url)
+        end(state, "found")
+        return Decision(found=landed_url)
+    if state.clicks >= state.max_clicks:
+        end(state, "budget", f"{state.clicks} clicks")
+        return Decision()
+    choice = choose(on_page, list(state.frontier.values())) if state.frontier else "no link left"
+    if choice is None or isinstance(choice, str):
+        end(state, "stop", choice or "the policy stopped")
+        return Decision()
+    del state.frontier[choice.url]
+    state.visited.append(choice.url)
+    state.clicked.append(choice.url)
+    state.clicks += 1
+    state.depth = choice.depth
+    return Decision(click=choice)
+
+
+def end(state: EpisodeState, how: str, reason: str = "") -> None:
+    state.end, state.reason = how, reason
+    state.frontier.clear()  # nothing more is clicked: the stream's table keeps only what the summary needs
 
 
 @dataclass
@@ -36,71 +162,53 @@ class Episode:
     # The clicks (their indices) on the way from the homepage to the source page reached, in order: the
     # clicks whose pages hold the next link of the way, not detours through other pages.
     way: list[int] = field(default_factory=list)
+    # The URLs clicked, in order.
+    clicked: list[str] = field(default_factory=list)
 
 
 async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: Fetch,
                       is_source: Callable[[str], bool], negative: bool, max_steps: int = 10,
                       seed: int = 0) -> Episode:
+    """One episode offline, fetching as it goes, on the same core as the stream; the policy chooses."""
     policy.reset(seed)
-    episode = Episode(site, negative)
-    visited = {canonical_url(homepage)}
-    final_url, html, links = await _browse(fetch, homepage, visited)
-    if not html:
-        episode.end = "error"
-        return episode
-    policy.observe(None, final_url, html)
-    if is_source(final_url):
-        episode.reached.append(final_url)
-        episode.end = "found"
-        return episode
-    frontier: dict[str, Candidate] = {}
-    # url → the click whose page it was first seen on (−1: the homepage), and the clicked URLs in order
-    found_on: dict[str, int] = {}
-    clicked: list[str] = []
-    depth, seen = 0, 0
-    while episode.clicks < max_steps:
-        on_page = []
-        for anchor in links:
-            url = canonical_url(anchor.url)
-            if not anchor.same_site or url in visited:
-                continue
-            candidate = frontier.get(url) or Candidate(url, anchor.text, anchor.tag_path, depth + 1, seen)
-            if url not in frontier:
-                frontier[url], seen = candidate, seen + 1
-                found_on.setdefault(url, len(clicked) - 1)
-            if candidate not in on_page:
-                on_page.append(candidate)
-        choice = policy.choose(on_page, list(frontier.values()))
-        if choice is None:
-            episode.end = "stop"
-            return episode
-        del frontier[choice.url]
-        visited.add(choice.url)
-        clicked.append(choice.url)
-        episode.clicks += 1
-        depth = choice.depth
-        final_url, html, links = await _browse(fetch, choice.url, visited)
-        policy.observe(choice, final_url, html)
-        if is_source(final_url):
-            episode.reached.append(final_url)
-            episode.end = "found"
-            episode.way = _way(len(clicked) - 1, clicked, found_on)
-            return episode
-    return episode
+    state = open_episode(site, homepage, max_steps)
+    chosen: dict[str, Candidate] = {}  # one Candidate per link: policies may key their state on it
+
+    def choose(on_page: list[FrontierLink], frontier: list[FrontierLink]) -> FrontierLink | None:
+        candidates = {link.url: chosen.setdefault(link.url, link.candidate()) for link in frontier}
+        choice = policy.choose([candidates[link.url] for link in on_page], list(candidates.values()))
+        return state.frontier[choice.url] if choice is not None else None
+
+    final_url, html, refresh, links = await _fetch(fetch, homepage)
+    clicked: Candidate | None = None
+    while True:
+        while (follow := land(state, final_url, refresh)) is not None:
+            final_url, html, refresh, links = await _fetch(fetch, follow)
+        if clicked is None and not html:
+            end(state, "error", "homepage unreadable")
+            return _result(state, negative)
+        policy.observe(clicked, final_url, html)
+        on_page = see_links(state, links)
+        decision = decide(state, final_url, is_source(final_url), on_page, choose)
+        if decision.click is None:
+            return _result(state, negative)
+        clicked = chosen[decision.click.url]
+        final_url, html, refresh, links = await _fetch(fetch, decision.click.url)
 
 
-async def _browse(fetch: Fetch, url: str, visited: set[str]) -> tuple[str, str, list]:
-    """A page as a browser shows it: fetched, a same-site meta refresh followed like a redirect (each URL
-    landed on joins `visited`); its final URL, HTML and links (<a>, frames and iframes)."""
+async def _fetch(fetch: Fetch, url: str) -> tuple[str, str, str | None, list[Anchor]]:
+    """A page as a browser shows it: final URL, HTML, meta refresh target and links (<a>, frames, iframes)."""
     final_url, html = await fetch(url)
-    visited.add(canonical_url(final_url))
-    for _ in range(MAX_REFRESHES):
-        refresh, links = every_way_on(html, final_url) if html else (None, [])
-        if refresh is None or site_of(refresh) != site_of(final_url) or canonical_url(refresh) in visited:
-            return final_url, html, links
-        final_url, html = await fetch(refresh)
-        visited.add(canonical_url(final_url))
-    return final_url, html, every_way_on(html, final_url)[1] if html else []
+    refresh, links = every_way_on(html, final_url) if html else (None, [])
+    return final_url, html, refresh, links
+
+
+def _result(state: EpisodeState, negative: bool) -> Episode:
+    episode = Episode(state.site, negative, clicks=state.clicks, reached=list(state.found), end=state.end or "budget",
+                      clicked=list(state.clicked))
+    if state.found and state.clicked:
+        episode.way = _way(len(state.clicked) - 1, state.clicked, state.found_on)
+    return episode
 
 
 def _way(last: int, clicked: list[str], found_on: dict[str, int]) -> list[int]:

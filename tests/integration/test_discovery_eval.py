@@ -225,7 +225,7 @@ def test_fine_tuning_with_the_classifier_as_reward_learns_the_way_through_hub_pa
     # the real sites' pages), it finds the source pages behind 1–3 hub pages on sites of another seed.
     from models.discovery.agent import RLCrawler
 
-    pretrained = Path(__file__).parents[2] / "models" / "discovery_pretrained.pt"
+    pretrained = Path(__file__).parents[2] / "models" / "discovery" / "discovery_pretrained.pt"
     env = {"PATH": "/usr/bin:/bin"}
     trained = run_cli(["train", "discovery", "--sites", str(data_dir / "sites"), "--from", str(pretrained),
                        "--finetune-simweb", "30", "--finetune-epochs", "25", "--out", str(tmp_path / "tuned.pt")], env,

@@ -80,9 +80,10 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
     # source page's links, and planned nothing from them (no fetch but the episodes' and the source page's).
     scored = _sql("SELECT policy, uniqExact(page_url) AS pages, countIf(score IS NULL) AS unscored FROM links "
                   "GROUP BY policy ORDER BY policy", pipeline_env)
-    # (The shell has no links; the moved site's homepage, refresh page and events page have theirs.)
+    # (The shell has no links; the moved site's homepage only refreshes — followed, not scored — and its
+    # refresh page and events page have theirs.)
     assert [(row["policy"], row["pages"]) for row in scored] == [("bfs", 2),
-                                                                 ("rl", 2 + found["clicks"] + none["clicks"] + 3)]
+                                                                 ("rl", 2 + found["clicks"] + none["clicks"] + 2)]
     assert scored[1]["unscored"] == 0
     fetched = _sql("SELECT reason, count() AS n FROM fetches GROUP BY reason ORDER BY reason", pipeline_env)
     assert {row["reason"]: row["n"] for row in fetched} == {
@@ -93,3 +94,50 @@ def test_discover_refuses_what_is_not_a_homepage_url(pipeline_env):
     refused = run_cli(["discover", "example.org/events"], pipeline_env)
     assert refused.returncode == 2 and "not an absolute http(s) URL" in refused.stderr
     assert run_cli(["discover"], pipeline_env).returncode == 2
+
+
+def test_the_stream_clicks_what_the_offline_evaluation_clicks(pipeline_env, tmp_path):
+    """One episode core: the same served sites through Kafka and through the offline evaluation's episode (the
+    shipped agent, the shipped classifier judging where an episode ends, as the stream does) click the same
+    pages in the same order and end the same way."""
+    import asyncio
+
+    import aiohttp
+
+    from models.discovery.agent import DEFAULT_AGENT, RLCrawler
+    from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
+    from models.discovery.episode import run_episode
+    from models.discovery.finetuning import PageJudge
+
+    club = _site(tmp_path, "club", _club_pages(), ["events/index.html"])
+    nav = '<nav><a href="/">Home</a> <a href="/products/">Products</a> <a href="/cart/">Cart</a></nav>'
+    shop = _site(tmp_path, "shop", {"index.html": f"{nav}<h1>Garden tools</h1>",
+                                    "products/index.html": f"{nav}<p>Spades, rakes.</p>",
+                                    "cart/index.html": f"{nav}<p>Your cart is empty.</p>"}, [])
+    moved = _site(tmp_path, "moved", {"index.html": '<meta http-equiv="refresh" content="0; url=/home/">',
+                                      **{f"home/{path}" if path == "index.html" else path: body
+                                         for path, body in _club_pages().items()}}, ["events/index.html"])
+
+    async def offline(homepages: dict[str, str]) -> dict[str, tuple[list[str], str]]:
+        agent, classifier = RLCrawler.load(DEFAULT_AGENT), SourcePageClassifier.load(DEFAULT_CLASSIFIER)
+        async with aiohttp.ClientSession() as session:
+            async def fetch(url: str) -> tuple[str, str]:
+                async with session.get(url) as response:
+                    return str(response.url), await response.text() if response.status == 200 else ""
+
+            judge = PageJudge(classifier, fetch, prior=lambda: agent.last_hit_score)
+            episodes = {}
+            for name, homepage in homepages.items():
+                episode = await run_episode(agent, name, homepage, judge.fetch, judge, False, max_steps=3)
+                episodes[name] = (episode.clicked, episode.end)
+            return episodes
+
+    with serving_sites([club, shop, moved], env=pipeline_env) as homepages:
+        streamed = cli_json(["discover", *homepages.values(), "--max-clicks", "3"], pipeline_env)
+        evaluated = asyncio.run(offline(homepages))
+    for name, homepage in homepages.items():
+        origin = homepage.rstrip("/")
+        clicks = _sql(f"SELECT url FROM fetches WHERE crawl_id = '{streamed['crawl_id']}' AND reason = 'discover' "
+                      f"AND depth > 0 AND startsWith(url, '{origin}') ORDER BY fetched_at", pipeline_env)
+        [episode] = [e for e in streamed["episodes"] if e["homepage"].rstrip("/") == origin]
+        assert ([row["url"] for row in clicks], episode["end"]) == evaluated[name], name

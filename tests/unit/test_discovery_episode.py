@@ -89,3 +89,14 @@ def test_the_out_of_fold_threshold_makes_the_fewest_errors_and_leans_to_clicking
     # A source page two clicks deep is missed when either choice on its way falls to η: here η fits between
     # the other site's 0.15 and the second choice's 0.2.
     assert 0.15 < fewest_errors_threshold([reached_at(2, 0.8, 0.2), without_source(0.15)]) < 0.2
+
+
+def test_the_frontier_stops_growing_at_its_cap():
+    from models.discovery.episode import MAX_FRONTIER, open_episode, see_links
+    from schemas.links import Anchor
+
+    state = open_episode("e.org", "http://e.org/", max_clicks=10)
+    many = [Anchor(url=f"http://e.org/p{n}/", same_site=True) for n in range(MAX_FRONTIER + 50)]
+    on_page = see_links(state, many)
+    assert len(state.frontier) == len(on_page) == MAX_FRONTIER
+    assert on_page[-1].url == f"http://e.org/p{MAX_FRONTIER - 1}/"  # the first seen are kept

@@ -121,10 +121,11 @@ def test_the_lstm_learns_a_daily_posting_hour_and_saves_its_recipe(tmp_path):
 def test_a_model_file_of_another_format_is_refused(tmp_path):
     import torch
 
+    from models.model_files import ModelVersionError
     from models.revisit.model import UpdatePredictor
 
     torch.save({"format_version": 99}, tmp_path / "old.pt")
-    with pytest.raises(ValueError, match="format 99; this code reads 3"):
+    with pytest.raises(ModelVersionError, match="revisit model format 99; this code reads 3"):
         UpdatePredictor.load(tmp_path / "old.pt")
 
 
