@@ -54,7 +54,7 @@ discovery-model: setup
 	    --finetune-simweb 40 --out models/discovery/discovery_default.pt
 
 test: setup
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/pytest -q
 
 demo: setup
