@@ -95,8 +95,11 @@ async def test_a_page_redirect_to_a_non_global_address_is_never_connected(target
     async def redirect(request: web.Request) -> web.Response:
         raise web.HTTPFound(target)
 
+    async def no_robots(request: web.Request) -> web.Response:
+        return web.Response(status=404)
+
     app = web.Application()
-    app.router.add_get("/robots.txt", lambda request: web.Response(status=404))
+    app.router.add_get("/robots.txt", no_robots)
     app.router.add_get("/go", redirect)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
