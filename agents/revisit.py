@@ -82,6 +82,8 @@ class WatchedSource(BaseModel):
     updated_ticks: list[int] = []
     # The latest tick whose revisit outcome is in: new items found later appeared after it.
     observed_until: int
+    # The tick of the last revisit decided (None: none since the watch began).
+    last_fetch_tick: int | None = None
     etag: str | None = None
     last_modified: str | None = None
     # Sums of the live figures.
@@ -119,12 +121,21 @@ class Decision:
     message: RevisitDecision
     # The revisit to fetch, when the decision is to fetch.
     request: CrawlRequest | None
+    # Fetched because the page went unvisited for the longest interval allowed, not because the model said so.
+    starved: bool = False
 
 
-def decide(model: UpdatePredictor, due: Sequence[tuple[WatchedSource, RevisitTick]],
-           clock: RevisitClock) -> list[Decision]:
+def starvation_ticks(max_interval_hours: float | None, tick_hours: float) -> int | None:
+    """The longest interval between two revisits of a page, in ticks (None: unbounded)."""
+    return None if max_interval_hours is None else max(1, math.ceil(max_interval_hours / tick_hours - 1e-9))
+
+
+def decide(model: UpdatePredictor, due: Sequence[tuple[WatchedSource, RevisitTick]], clock: RevisitClock,
+           max_interval_ticks: int | None) -> list[Decision]:
     """The model's decisions for a batch of due ticks (one batched inference), and the state they leave: each
-    source's last tick and fetch count are updated in place."""
+    source's last tick, last fetch and fetch count are updated in place. No page starves: one the model has
+    not had revisited for `max_interval_ticks` since its last revisit (or since the watch began) is revisited
+    at that tick whatever the model says, so a page whose rhythm the model misreads is still seen."""
     if not due:
         return []
     ticks = [clock.tick_of(tick.tick_at) for _, tick in due]
@@ -133,9 +144,14 @@ def decide(model: UpdatePredictor, due: Sequence[tuple[WatchedSource, RevisitTic
     threshold = model.operating_threshold
     decisions = []
     for (source, tick), index, probability in zip(due, ticks, probabilities):
-        fetch = bool(probability >= threshold)
+        since = index - (source.last_fetch_tick if source.last_fetch_tick is not None else source.added_tick)
+        chosen = bool(probability >= threshold)
+        starved = not chosen and max_interval_ticks is not None and since >= max_interval_ticks
+        fetch = chosen or starved
         source.last_tick = index
         source.fetches += fetch
+        if fetch:
+            source.last_fetch_tick = index
         message = RevisitDecision(event_id=derived_event_id(tick.event_id, "decision"), site=source.site,
                                   page_url=source.page_url, tick_at=tick.tick_at, policy=model.version,
                                   fetch=fetch, probability=round(float(probability), 6))
@@ -144,7 +160,7 @@ def decide(model: UpdatePredictor, due: Sequence[tuple[WatchedSource, RevisitTic
             crawl_id=f"revisit-{index}", depth=0, max_depth=0, max_pages=1, reason="revisit",
             source_url=source.page_url, tick_at=tick.tick_at, etag=source.etag,
             last_modified=source.last_modified) if fetch else None
-        decisions.append(Decision(message, request))
+        decisions.append(Decision(message, request, starved))
     return decisions
 
 

@@ -22,6 +22,7 @@ from agents.revisit import (
     decide,
     observe,
     start_watching,
+    starvation_ticks,
     tick_message,
 )
 from models.revisit.model import UpdatePredictor, load_predictor
@@ -35,6 +36,7 @@ from streams.topics import send, topic
 log = logging.getLogger(__name__)
 TICK_BATCH = 1024
 clock = RevisitClock.from_settings(settings)
+max_interval = starvation_ticks(settings.revisit_max_interval_hours, clock.tick_hours)
 watched = app.Table("revisit-sources", partitions=settings.topic_partitions,
                     schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
 # The tick last sent per source by this worker's timer, so one tick goes out once per source.
@@ -103,13 +105,15 @@ async def decide_revisits(stream):
                         continue
                 due[tick.page_url] = (event, source, tick)
         batch = list(due.values())
-        decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock)
+        decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock, max_interval)
         for (event, source, _), decision in zip(batch, decisions):
             store(watched, event, source.page_url, source.model_dump(mode="json"))
             await send("revisit.decisions", decision.message)
             if decision.request is not None:
                 await send("crawl.requests", decision.request)
             metrics.count("revisit_decisions", "revisit", fetch=str(decision.request is not None).lower())
+            if decision.starved:
+                metrics.count("revisits_starved", "revisit")
 
 
 @app.agent(topic("revisit.outcomes"))

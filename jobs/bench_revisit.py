@@ -24,7 +24,8 @@ from pathlib import Path
 
 import torch
 
-from agents.revisit import RevisitClock, WatchedSource, decide, start_watching, tick_message
+from agents.revisit import RevisitClock, WatchedSource, decide, start_watching, starvation_ticks, tick_message
+from infra.settings import get_settings
 from models.revisit.model import WINDOW, UpdatePredictor
 from schemas.registry import decode, encode
 
@@ -47,13 +48,14 @@ def _one_hour(model: UpdatePredictor, table: dict[str, dict], now: int, batch: i
              for value in table.values() if value["last_tick"] < now]
     inference = 0.0
     decided = fetched = 0
+    bound = starvation_ticks(get_settings().revisit_max_interval_hours, clock.tick_hours)
     for start in range(0, len(ticks), batch):
         due = []
         for raw in ticks[start:start + batch]:
             tick = decode("revisit.ticks", raw)
             due.append((WatchedSource.model_validate(table[tick.page_url]), tick))
         began = time.perf_counter()
-        decisions = decide(model, due, clock)
+        decisions = decide(model, due, clock, bound)
         inference += time.perf_counter() - began
         for (source, _), decision in zip(due, decisions):
             table[source.page_url] = source.model_dump(mode="json")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from agents.revisit import RevisitClock, decide, observe, start_watching, tick_message
+from agents.revisit import RevisitClock, decide, observe, start_watching, starvation_ticks, tick_message
 from models.revisit.model import GAP_CAP, INPUTS, WINDOW, UpdatePredictor, live_window
 from schemas.revisit import RevisitOutcome
 
@@ -50,7 +50,7 @@ def test_the_live_window_marks_only_the_ticks_whose_revisit_found_items():
 def test_a_batch_of_ticks_is_decided_at_the_model_threshold(threshold, fetches):
     sources = [start_watching(f"{URL}/{n}", "example.org", 100) for n in range(3)]
     due = [(source, tick_message(source, 101, CLOCK)) for source in sources]
-    decisions = decide(_model(threshold), due, CLOCK)
+    decisions = decide(_model(threshold), due, CLOCK, max_interval_ticks=None)
     assert [d.message.fetch for d in decisions] == [fetches] * 3
     assert all(0 <= d.message.probability <= 1 and d.message.policy == "test-model" for d in decisions)
     assert [source.last_tick for source in sources] == [101] * 3
@@ -111,3 +111,22 @@ def test_a_failed_revisit_adds_no_items_and_a_burst_counts_each_item():
     observe(source, _outcome(102, burst, [CLOCK.tick_time(102)] * burst), CLOCK)
     assert (source.items, source.update_ticks, source.timely) == (burst, 1, 1)
     assert source.updated_ticks == [102]
+
+
+def test_no_page_starves_a_model_that_never_fetches_still_revisits_every_longest_interval():
+    never, always = _model(1.01), _model(0.0)
+    bound = starvation_ticks(24.0, CLOCK.tick_hours)
+    source = start_watching(URL, "example.org", 100)
+    fetched = [tick for tick in range(101, 101 + 72)
+               if decide(never, [(source, tick_message(source, tick, CLOCK))], CLOCK, bound)[0].message.fetch]
+    assert bound == 24 and fetched == [124, 148, 172]
+    decision = decide(never, [(source, tick_message(source, 196, CLOCK))], CLOCK, bound)[0]
+    assert decision.starved and decision.request is not None and source.last_fetch_tick == 196
+    # A revisit the model chose resets the interval; it is no starvation.
+    chosen = decide(always, [(source, tick_message(source, 200, CLOCK))], CLOCK, bound)[0]
+    assert chosen.message.fetch and not chosen.starved
+    assert not decide(never, [(source, tick_message(source, 223, CLOCK))], CLOCK, bound)[0].message.fetch
+    assert decide(never, [(source, tick_message(source, 224, CLOCK))], CLOCK, bound)[0].starved
+    # Unbounded, the model alone decides; on daily ticks the bound is at least one tick.
+    assert not decide(never, [(source, tick_message(source, 400, CLOCK))], CLOCK, None)[0].message.fetch
+    assert starvation_ticks(24.0, 24.0) == 1 and starvation_ticks(36.0, 24.0) == 2 and starvation_ticks(None, 1) is None
