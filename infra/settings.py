@@ -109,7 +109,7 @@ class Settings(BaseSettings):
     # Revisit scheduling. Empty revisit_model means the default model shipped in the package.
     revisit_model: Path | None = None
     revisit_tick_hours: float = 1.0
-    # No watched page goes longer than this without a revisit, whatever the model expects (empty: unbounded).
+    # No watched page goes longer than this without a revisit, whatever the model expects (None: unbounded).
     revisit_max_interval_hours: float | None = 24.0
     # The scheduler's clock: the wall clock by default. A simulated clock (the demo, on the simulated web)
     # reads revisit_clock_origin at the Unix time revisit_clock_origin_wall and runs revisit_clock_speed
