@@ -7,8 +7,9 @@ last fetch, and the sums its live figures are made of.
 
 The live figures follow DESIGN.md's definitions with y_t estimated from what the revisits found: a revisit
 at tick T that finds new items places each item at the tick of its listed time, clamped into the ticks since
-the previous revisit, or at the first of those ticks when the listing gives no time (the earliest it could
-have appeared, so the estimate errs towards lower timeliness and longer delays, never higher). An update
+the previous revisit, or at the first of those ticks when the listing gives no time, or a time after the
+revisit (an event date, not a publication time) — the earliest it could have appeared, so the estimate errs
+towards lower timeliness and longer delays, never higher. An update
 tick is timely when it is the revisit's own tick. Items listed before the watch began, and undated ones the
 first revisit finds, predate the watch and are not counted.
 """
@@ -184,6 +185,11 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock)
     for index in range(outcome.new_items):
         listed = outcome.published[index] if index < len(outcome.published) else None
         listed_hours = listed.timestamp() / 3600 if listed is not None else None
+        if listed_hours is not None and listed_hours > fetched_hours + clock.tick_hours:
+            # Listed after the fetch (beyond a tick of clock skew): an event list's event date, not when the
+            # item appeared — read it as undated rather than as published at the revisit (which would count
+            # it timely).
+            listed_hours = None
         # Items from before the watch began (listed so, or undated on its first revisit) are not its to count.
         if listed_hours <= watch_began if listed_hours is not None else previous == source.added_tick:
             continue

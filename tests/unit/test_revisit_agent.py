@@ -94,6 +94,19 @@ def test_items_from_before_the_watch_began_are_not_counted():
     assert (source.items, source.update_ticks) == (2, 2)
 
 
+def test_a_date_after_the_revisit_is_an_event_date_not_a_publication_time():
+    source = start_watching(URL, "example.org", 100)
+    assert observe(source, _outcome(101), CLOCK)
+    # An event list: the new item's date is next month's event. It appeared at some tick since the last
+    # revisit, not at this one: placed at the earliest (102), late, never timely.
+    assert observe(source, _outcome(105, 1, [CLOCK.tick_time(105) + timedelta(days=30)]), CLOCK)
+    assert (source.items, source.update_ticks, source.timely) == (1, 1, 0)
+    assert source.delay_hours == pytest.approx(4.0)
+    # A site clock a few minutes ahead still dates the item at the revisit.
+    assert observe(source, _outcome(108, 1, [CLOCK.tick_time(108) + timedelta(minutes=5)]), CLOCK)
+    assert (source.items, source.timely) == (2, 1)
+
+
 def test_an_outcome_older_than_the_last_one_counts_nothing_twice():
     source = start_watching(URL, "example.org", 100)
     assert observe(source, _outcome(101), CLOCK)
