@@ -87,14 +87,12 @@ async def discover_sources(stream):
                 opened[key] = DiscoveryEpisode.model_validate(value) if value is not None else open_for(page)
             episode = opened[key]
             prepared.append((event, page, key, episode, prepare(episode, page, policy)))
-        running = [(page, step) for _, page, _, episode, step in prepared
-                   if step.click is None and step.ended is None and episode.state.end is None]
+        running = [(page, step) for _, page, _, _, step in prepared if step.to_advance]
         logits, page_probabilities = await loop.run_in_executor(None, score_pages, agent, classifier, running)
-        scores = {id(step): (way_hit, probability)
-                  for (_, step), way_hit, probability in zip(running, logits, page_probabilities)}
+        scores = zip(logits, page_probabilities)
         for event, page, key, episode, step in prepared:
-            if id(step) in scores:
-                way_hit, page_probability = scores[id(step)]
+            if step.to_advance:
+                way_hit, page_probability = next(scores)
                 step = advance(episode, page, step, way_hit, page_probability, threshold, agent.eta, policy)
             store(episodes, event, key, episode.model_dump(mode="json"))
             await _send(page, scored_anchors(step.to_score), step)

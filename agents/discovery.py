@@ -49,6 +49,8 @@ class Step:
     ended: EpisodeEnded | None = None
     # The page's links the agent scores (those that joined or were already in the frontier), in document order.
     to_score: list[FrontierLink] = field(default_factory=list)
+    # `prepare` left the page to `advance`, which needs the agent's scores and the classifier's judgement.
+    to_advance: bool = False
 
 
 def episode_key(crawl_id: str, site: str) -> str:
@@ -75,7 +77,7 @@ def prepare(episode: DiscoveryEpisode, page: PageFetched, policy: str) -> Step:
     if not readable and not state.clicked:
         end(state, "error", f"homepage unreadable: {page.error.value} {page.error_detail}".strip())
         return Step(ended=_ended(episode, page, policy))
-    return Step(to_score=see_links(state, links))
+    return Step(to_score=see_links(state, links), to_advance=True)
 
 
 def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits: tuple, page_probability: float | None,

@@ -135,20 +135,21 @@ def query_clickhouse(dsn: str, sql: str, token: str, parameters: dict | None = N
     """Run a read query on ClickHouse, through the worker that holds an embedded chDB if one does (with the
     API `token`). While a worker starts or stops, or another reader has the directory, it waits up to
     `wait` seconds."""
+    parameters = parameters or {}
     path = chdb_path(dsn)
     if path is None:
-        return _query_directly(dsn, sql, parameters or {})
+        return _query_directly(dsn, sql, parameters)
     deadline = time.monotonic() + wait
     while True:
         owner = chdb_owner(dsn)
         if owner is not None:
             try:
-                return _ask_owner(owner, sql, parameters or {}, token)
+                return _ask_owner(owner, sql, parameters, token)
             except _OwnerUnreachable:
                 pass
         elif (descriptor := _try_lock(path)) is not None:
             try:
-                return _query_directly(dsn, sql, parameters or {})
+                return _query_directly(dsn, sql, parameters)
             finally:
                 os.close(descriptor)
         if time.monotonic() > deadline:
