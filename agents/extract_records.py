@@ -42,7 +42,7 @@ async def extract_records(stream):
             if page.reason not in RECORD_REASONS:
                 continue
             crawl = progress.of(page.crawl_id)
-            new_items = []
+            new_items, records = [], []
             if page.ok and is_html(page):
                 if page.truncated:
                     log.info("%s was cut at the size cap; its records are read from the part received", page.url)
@@ -58,6 +58,7 @@ async def extract_records(stream):
                 for record in read.records:
                     crawl.records_sent += 1
                     await send("records.extracted", record)
+                records = read.records
                 new_items = detector.new_items(read.records, source, page.crawl_id)
                 for item in new_items:
                     crawl.new_items_sent += 1
@@ -67,5 +68,5 @@ async def extract_records(stream):
                 metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                 metrics.count("pages_read", "extract_records")
             if page.reason == "revisit":
-                await send("revisit.outcomes", revisit_outcome(page, new_items))
+                await send("revisit.outcomes", revisit_outcome(page, new_items, records))
             crawl.pages_extracted += 1

@@ -93,13 +93,15 @@ class ChangeDetector:
         return found
 
 
-def revisit_outcome(page: PageFetched, new_items: Sequence[ItemDiscovered]) -> RevisitOutcome:
-    """What a revisit gave the scheduler: a page not modified since the last fetch was read and has nothing
-    new; a failed fetch says why."""
+def revisit_outcome(page: PageFetched, new_items: Sequence[ItemDiscovered],
+                    records: Sequence[RecordExtracted] = ()) -> RevisitOutcome:
+    """What a revisit gave the scheduler: the new items and every item's listed time; a page not modified since
+    the last fetch was read and has nothing new; a failed fetch says why."""
     read = page.ok or page.not_modified
     return RevisitOutcome(
         event_id=derived_event_id(page.event_id, "outcome"), site=page.site, page_url=source_of(page),
         tick_at=page.tick_at or fetched_at(page), read=read,
         error="" if read else (page.error_detail or f"{page.error.value} (status {page.status})"),
-        new_items=len(new_items), published=[item.date for item in new_items], etag=page.etag,
+        new_items=len(new_items), published=[item.date for item in new_items],
+        listed=[record.date for record in records], etag=page.etag,
         last_modified=page.last_modified)

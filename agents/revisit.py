@@ -1,9 +1,14 @@
 """Stage `revisit`'s core: the watched source pages, their ticks, the model's decisions, and what was seen.
 
 Ticks are indices on a grid of `tick_hours` aligned to the Unix epoch; tick i ends at i·tick_hours. A watched
-source keeps what a crawler can honestly know of it: the ticks whose revisit found new items (the model's
-input window; every other tick reads as "no update seen"), the last tick decided, the validators of its
-last fetch, and the sums its live figures are made of.
+source keeps what a crawler can honestly know of it (agents.page_knowledge): the rhythm's slot sums learned
+from every read's dated items, the ticks it knows (from its first read's oldest dated item to its last
+successful read), its recent updates; the validators of its last fetch; and the sums its live figures are made
+of. A new watch is read at once: that first read bootstraps the page's history from its listing. TSP-R
+(models.revisit.rhythm_model) turns what is known into P(update) per tick; the page is fetched when P reaches
+the operating threshold (the model's, or the one its validation curve gives for a target timeliness), when
+it has gone `max_interval` without a revisit, or — a small exploration share, larger where the page's rhythm
+has seen little of the slot — to probe a time the model is unsure of.
 
 The live figures follow DESIGN.md's definitions with y_t estimated from what the revisits found: a revisit
 at tick T that finds new items places each item at the tick of its listed time, clamped into the ticks since
@@ -16,6 +21,8 @@ first revisit finds, predate the watch and are not counted.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -23,13 +30,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from agents.page_knowledge import Learned, known_windows, learn_read
 from infra.settings import Settings
-from models.revisit.model import DEFAULT_MODEL, WINDOW, UpdatePredictor, live_window
+from models.revisit.rhythm import CELL_STRENGTH, RhythmPrior, slots_of, summarize_rhythm
+from models.revisit.rhythm_model import DEFAULT_MODEL, RhythmLSTM
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest
 from schemas.revisit import RevisitDecision, RevisitOutcome, RevisitTick
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -79,20 +91,32 @@ class WatchedSource(BaseModel):
     added_tick: int
     # Ticks up to this one are decided; a tick at or before it is a duplicate.
     last_tick: int
-    # Ticks whose revisit found new items, the last WINDOW of them: the model's honest input.
-    updated_ticks: list[int] = []
     # The latest tick whose revisit outcome is in: new items found later appeared after it.
     observed_until: int
     # The tick of the last revisit decided (None: none since the watch began).
     last_fetch_tick: int | None = None
     etag: str | None = None
     last_modified: str | None = None
+    # What is known of the page (agents.page_knowledge): the rhythm's slot sums, faded to `sums_tick`; the
+    # ticks known, from `known_from` to `known_until` (the last successful read); recent known update ticks.
+    counts: list[float] = []
+    exposure: list[float] = []
+    sums_tick: int = 0
+    known_from: int | None = None
+    known_until: int | None = None
+    recent_updates: list[int] = []
+    # Its listing's dates are events' dates (found at its first read): they say nothing of publication.
+    dates_are_events: bool = False
     # Sums of the live figures.
     fetches: int = 0
     update_ticks: int = 0
     timely: int = 0
     items: int = 0
     delay_hours: float = 0.0
+
+    @property
+    def read_once(self) -> bool:
+        return self.known_until is not None
 
     def figures(self, now_tick: int) -> dict[str, float | None]:
         """Timeliness, friendliness, mean delay (hours) and fetches per new item so far."""
@@ -107,9 +131,24 @@ class WatchedSource(BaseModel):
 
 
 def start_watching(page_url: str, site: str, now_tick: int) -> WatchedSource:
-    """A new watch: its first decision is at the next tick, and it has seen nothing yet."""
+    """A new watch: its first read is at this tick (first_read), its first decision at the next one."""
     return WatchedSource(page_url=page_url, site=site, added_tick=now_tick, last_tick=now_tick,
-                         observed_until=now_tick)
+                         observed_until=now_tick - 1)
+
+
+def revisit_request(source: WatchedSource, tick: int, clock: RevisitClock, event_id: str) -> CrawlRequest:
+    return CrawlRequest(
+        event_id=event_id, site=source.site, url=source.page_url, crawl_id=f"revisit-{tick}", depth=0,
+        max_depth=0, max_pages=1, reason="revisit", source_url=source.page_url, tick_at=clock.tick_time(tick),
+        etag=source.etag, last_modified=source.last_modified)
+
+
+def first_read(source: WatchedSource, clock: RevisitClock) -> CrawlRequest:
+    """The read a new watch starts with: its listing's dated items are the page's history."""
+    source.fetches += 1
+    source.last_fetch_tick = source.added_tick
+    return revisit_request(source, source.added_tick, clock,
+                           derived_event_id(source.page_url, "first-read", str(source.added_tick)))
 
 
 def tick_message(source: WatchedSource, tick: int, clock: RevisitClock) -> RevisitTick:
@@ -124,6 +163,8 @@ class Decision:
     request: CrawlRequest | None
     # Fetched because the page went unvisited for the longest interval allowed, not because the model said so.
     starved: bool = False
+    # Fetched to probe a time the model is unsure of.
+    explored: bool = False
 
 
 def starvation_ticks(max_interval_hours: float | None, tick_hours: float) -> int | None:
@@ -131,24 +172,39 @@ def starvation_ticks(max_interval_hours: float | None, tick_hours: float) -> int
     return None if max_interval_hours is None else max(1, math.ceil(max_interval_hours / tick_hours - 1e-9))
 
 
-def decide(model: UpdatePredictor, due: Sequence[tuple[WatchedSource, RevisitTick]], clock: RevisitClock,
-           max_interval_ticks: int | None) -> list[Decision]:
+def _exploring(page_url: str, tick: int, share: float) -> bool:
+    """A deterministic draw (the same tick decided again draws the same), true with probability `share`."""
+    digest = hashlib.blake2b(f"{page_url}\x00{tick}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64 < share
+
+
+def decide(model: RhythmLSTM, due: Sequence[tuple[WatchedSource, RevisitTick]], clock: RevisitClock,
+           max_interval_ticks: int | None, threshold: float | None = None,
+           exploration_share: float = 0.0) -> list[Decision]:
     """The model's decisions for a batch of due ticks (one batched inference), and the state they leave: each
-    source's last tick, last fetch and fetch count are updated in place. No page starves: one the model has
-    not had revisited for `max_interval_ticks` since its last revisit (or since the watch began) is revisited
-    at that tick whatever the model says, so a page whose rhythm the model misreads is still seen."""
+    source's last tick, last fetch and fetch count are updated in place. `threshold`: the operating point
+    (default: the model's). No page starves: one not revisited for `max_interval_ticks` since its last
+    revisit (or since the watch began) is revisited at that tick whatever the model says, so a page whose
+    rhythm the model misreads is still seen. Exploration: a tick is probed with probability
+    `exploration_share` at a slot the page's rhythm has never observed, shrinking as the slot's observed
+    ticks grow (× CELL_STRENGTH / (CELL_STRENGTH + exposure))."""
     if not due:
         return []
     ticks = [clock.tick_of(tick.tick_at) for _, tick in due]
-    windows = [live_window(source.updated_ticks, index, clock.tick_hours) for (source, _), index in zip(due, ticks)]
-    probabilities = model.predict(windows, [source.page_url for source, _ in due])
-    threshold = model.operating_threshold
+    states = [source for source, _ in due]
+    windows = known_windows(states, ticks, model.window, clock.tick_hours)
+    probabilities = model.predict(windows)
+    threshold = model.operating_threshold if threshold is None else threshold
+    slots = slots_of(np.asarray(ticks), clock.tick_hours)
     decisions = []
-    for (source, tick), index, probability in zip(due, ticks, probabilities):
+    for (source, tick), index, probability, exposure in zip(
+            due, ticks, probabilities, np.take_along_axis(windows.exposure, slots[:, None], 1)[:, 0]):
         since = index - (source.last_fetch_tick if source.last_fetch_tick is not None else source.added_tick)
         chosen = bool(probability >= threshold)
         starved = not chosen and max_interval_ticks is not None and since >= max_interval_ticks
-        fetch = chosen or starved
+        explored = not chosen and not starved and _exploring(
+            source.page_url, index, exploration_share * CELL_STRENGTH / (CELL_STRENGTH + float(exposure)))
+        fetch = chosen or starved or explored
         source.last_tick = index
         source.fetches += fetch
         if fetch:
@@ -156,27 +212,41 @@ def decide(model: UpdatePredictor, due: Sequence[tuple[WatchedSource, RevisitTic
         message = RevisitDecision(event_id=derived_event_id(tick.event_id, "decision"), site=source.site,
                                   page_url=source.page_url, tick_at=tick.tick_at, policy=model.version,
                                   fetch=fetch, probability=round(float(probability), 6))
-        request = CrawlRequest(
-            event_id=derived_event_id(tick.event_id, "revisit"), site=source.site, url=source.page_url,
-            crawl_id=f"revisit-{index}", depth=0, max_depth=0, max_pages=1, reason="revisit",
-            source_url=source.page_url, tick_at=tick.tick_at, etag=source.etag,
-            last_modified=source.last_modified) if fetch else None
-        decisions.append(Decision(message, request, starved))
+        request = revisit_request(source, index, clock, derived_event_id(tick.event_id, "revisit")) if fetch else None
+        decisions.append(Decision(message, request, starved, explored))
     return decisions
 
 
-def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock) -> bool:
-    """Fold a revisit's outcome into the source's history and live figures; False when it came after a later
-    revisit's outcome (its items were then already counted there, so only its validators are kept)."""
+@dataclass(frozen=True)
+class Observation:
+    """An outcome folded in: False `in_order` when it came after a later revisit's outcome (its items were then
+    already counted there, so only its validators are kept); what the read taught, when it was read."""
+
+    in_order: bool
+    learned: Learned | None = None
+
+
+def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock, prior: RhythmPrior) -> Observation:
+    """Fold a revisit's outcome into the page's knowledge (agents.page_knowledge) and its live figures."""
     if outcome.etag or outcome.last_modified:
         source.etag, source.last_modified = outcome.etag, outcome.last_modified
     tick = clock.tick_of(outcome.tick_at)
     if tick <= source.observed_until:
-        return False
+        return Observation(False)
     previous = source.observed_until
     source.observed_until = tick
-    if not outcome.read or not outcome.new_items:
-        return True
+    if not outcome.read:
+        return Observation(True)
+    read_before = source.read_once
+    learned = learn_read(source, prior, tick, outcome.published if read_before else outcome.listed, not read_before)
+    if outcome.new_items and tick != source.added_tick:
+        _count_figures(source, outcome, clock, previous, read_before)
+    return Observation(True, learned)
+
+
+def _count_figures(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock, previous: int,
+                   read_before: bool) -> None:
+    tick = clock.tick_of(outcome.tick_at)
     fetched_hours = tick * clock.tick_hours
     first_hours = previous * clock.tick_hours
     watch_began = source.added_tick * clock.tick_hours
@@ -190,8 +260,9 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock)
             # item appeared — read it as undated rather than as published at the revisit (which would count
             # it timely).
             listed_hours = None
-        # Items from before the watch began (listed so, or undated on its first revisit) are not its to count.
-        if listed_hours <= watch_began if listed_hours is not None else previous == source.added_tick:
+        # Items from before the watch began (listed so, or undated before the page was first read) are not
+        # its to count.
+        if listed_hours <= watch_began if listed_hours is not None else not read_before:
             continue
         hours = min(max(listed_hours if listed_hours is not None else first_hours, first_hours), fetched_hours)
         placed.add(min(max(clock.tick_of(datetime.fromtimestamp(hours * 3600, UTC)), previous + 1), tick))
@@ -200,8 +271,15 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock)
     source.items += counted
     source.update_ticks += len(placed)
     source.timely += tick in placed
-    source.updated_ticks = [t for t in source.updated_ticks if t > tick - WINDOW] + [tick]
-    return True
+
+
+def rhythm_figures(source: WatchedSource, prior: RhythmPrior) -> dict[str, float | None]:
+    """The page's learned rhythm as gauges: update ticks per day it expects, and the hours of it known."""
+    if not source.read_once:
+        return {"updates_per_day": None, "known_hours": None}
+    hours = (source.known_until - (source.known_from or source.known_until) + 1) * prior.tick_hours
+    return {"updates_per_day": summarize_rhythm(prior, source.counts, source.exposure).updates_per_day,
+            "known_hours": hours}
 
 
 def retrained_path(settings: Settings) -> Path:

@@ -17,15 +17,18 @@ import faust
 
 from agents.revisit import (
     RevisitClock,
+    rhythm_figures,
     WatchedSource,
     current_model_path,
     decide,
+    first_read,
     observe,
     start_watching,
     starvation_ticks,
     tick_message,
 )
-from models.revisit.model import UpdatePredictor, load_predictor
+from models.revisit.rhythm import summarize_rhythm
+from models.revisit.rhythm_model import RhythmLSTM, load_model
 from schemas.revisit import RevisitTick
 from streams import metrics
 from streams.app import app, settings
@@ -44,10 +47,19 @@ _ticks_sent: dict[str, int] = {}
 
 
 @cache
-def model() -> UpdatePredictor:
-    loaded = load_predictor(current_model_path(settings))
+def model() -> RhythmLSTM:
+    loaded = load_model(current_model_path(settings))
     log.info("revisit model %s (threshold %s, trained on %s)", loaded.version, loaded.threshold, loaded.trained_on)
     return loaded
+
+
+@cache
+def operating_threshold() -> float:
+    """The model's threshold, or the one the operating knob (a target timeliness) picks on its validation curve."""
+    target = settings.revisit_target_timeliness
+    threshold = model().operating_threshold if target is None else model().threshold_for(target)
+    log.info("revisit threshold %.4g (target timeliness %s)", threshold, target if target is not None else "the model's")
+    return threshold
 
 
 def _watched_source(page_url: str, what: str) -> WatchedSource | None:
@@ -65,7 +77,10 @@ async def watch_sources(stream):
         for found in await decode_events("sources.found", [event]):
             if found.url in watched:
                 continue
-            watched[found.url] = start_watching(found.url, found.site, clock.tick()).model_dump(mode="json")
+            source = start_watching(found.url, found.site, clock.tick())
+            request = first_read(source, clock)
+            watched[found.url] = source.model_dump(mode="json")
+            await send("crawl.requests", request)
             metrics.count("sources_watched", "revisit")
             log.info("watching %s (found by %s)", found.url, found.crawl_id)
 
@@ -105,7 +120,8 @@ async def decide_revisits(stream):
                         continue
                 due[tick.page_url] = (event, source, tick)
         batch = list(due.values())
-        decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock, max_interval)
+        decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock, max_interval,
+                           operating_threshold(), settings.revisit_exploration_share)
         for (event, source, _), decision in zip(batch, decisions):
             store(watched, event, source.page_url, source.model_dump(mode="json"))
             await send("revisit.decisions", decision.message)
@@ -114,23 +130,53 @@ async def decide_revisits(stream):
             metrics.count("revisit_decisions", "revisit", fetch=str(decision.request is not None).lower())
             if decision.starved:
                 metrics.count("revisits_starved", "revisit")
+            if decision.explored:
+                metrics.count("revisits_explored", "revisit")
+
+
+def _log_dates_not_read(page_url: str, learned) -> None:
+    """Say why dates a read listed were not read as publication times, and count them."""
+    if learned.event_list:
+        log.info("%s lists events (dates after the read): its dates are not read as publication times", page_url)
+        metrics.count("event_lists", "revisit")
+    elif learned.future_dates:
+        log.info("%s listed %d items dated after the read: read as undated", page_url, learned.future_dates)
+        metrics.count("future_dates", "revisit", learned.future_dates)
+    if learned.republished:
+        log.info("%s shows %d old items again (dated over a day before the last read): not new updates",
+                 page_url, learned.republished)
+        metrics.count("republished_items", "revisit", learned.republished)
+    if learned.burst:
+        log.info("%s gained a burst of items: each tick counts one update at most", page_url)
+        metrics.count("update_bursts", "revisit")
 
 
 @app.agent(topic("revisit.outcomes"))
 async def observe_revisits(stream):
+    predictor = model()
     async for event in stream.events():
         for outcome in await decode_events("revisit.outcomes", [event]):
             source = _watched_source(outcome.page_url, "outcomes")
             if source is None:
                 continue
-            if not observe(source, outcome, clock):
+            observation = observe(source, outcome, clock, predictor.prior)
+            if not observation.in_order:
                 metrics.count("outcomes_out_of_order", "revisit")
+            if observation.learned is not None:
+                _log_dates_not_read(outcome.page_url, observation.learned)
             if not outcome.read:
                 log.info("revisit of %s failed: %s", outcome.page_url, outcome.error)
                 metrics.count("revisits_failed", "revisit")
             watched[outcome.page_url] = source.model_dump(mode="json")
             now = clock.tick()
-            counts = {"ticks_watched": now - source.added_tick, "revisits": source.fetches, "new_items": source.items}
-            for name, value in (source.figures(now) | counts).items():
+            # The figures' sums too, so a period's figures are the difference of two moments' sums.
+            counts = {"ticks_watched": now - source.added_tick, "revisits": source.fetches, "new_items": source.items,
+                      "update_ticks": source.update_ticks, "timely_ticks": source.timely,
+                      "delay_hours_sum": source.delay_hours}
+            for name, value in (source.figures(now) | counts | rhythm_figures(source, predictor.prior)).items():
                 if value is not None:
                     metrics.gauge(name, "revisit", round(value, 4), source=outcome.page_url)
+            if source.counts:
+                rhythm = summarize_rhythm(predictor.prior, source.counts, source.exposure)
+                metrics.gauge("rhythm_peaks", "revisit", rhythm.peak_share, source=outcome.page_url,
+                              peaks=", ".join(rhythm.peaks))

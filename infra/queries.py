@@ -12,6 +12,9 @@ from typing import Any
 
 # The live figures a watched page streams to `metrics` (stage revisit, label source).
 REVISIT_FIGURES = ("timeliness", "friendliness", "delay_h", "fetches_per_item")
+# Its learned rhythm: update ticks per day expected, the hours it knows; `rhythm_peaks` carries the busiest
+# slots in its `peaks` label.
+RHYTHM_FIGURES = ("updates_per_day", "known_hours")
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,17 @@ def revisit_decisions_of(page_urls: list[str]) -> Query:
                  {"pages": page_urls})
 
 
+# The sums a watched page's live figures are made of (gauges of stage revisit, label source).
+REVISIT_SUMS = ("ticks_watched", "revisits", "new_items", "update_ticks", "timely_ticks", "delay_hours_sum")
+
+
+def revisit_sums_of(page_urls: list[str]) -> Query:
+    """Every value of these pages' live sums as streamed, with when: (page, name, value, created_at)."""
+    return Query("SELECT labels['source'] AS page, name, value, created_at FROM metrics WHERE stage = 'revisit' "
+                 "AND name IN {names:Array(String)} AND labels['source'] IN {pages:Array(String)} ORDER BY created_at",
+                 {"names": list(REVISIT_SUMS), "pages": page_urls})
+
+
 def revisit_decision_counts(page_urls: list[str]) -> Query:
     """Ticks decided and revisits made for these pages."""
     return Query("SELECT count(), countIf(fetch) FROM revisit_decisions WHERE page_url IN {pages:Array(String)}",
@@ -98,7 +112,10 @@ def revisit_decision_counts(page_urls: list[str]) -> Query:
 
 
 def watch_status() -> Query:
-    """The latest live figures of every watched source page, one row per page."""
-    columns = ", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}" for name in REVISIT_FIGURES)
-    return Query(f"SELECT labels['source'] AS source, {columns}, max(created_at) AS updated FROM metrics "
+    """The latest live figures and learned rhythm of every watched source page, one row per page."""
+    columns = ", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}"
+                        for name in REVISIT_FIGURES + RHYTHM_FIGURES)
+    return Query(f"SELECT labels['source'] AS source, {columns}, "
+                 "argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks') AS peaks, "
+                 "max(created_at) AS updated FROM metrics "
                  "WHERE stage = 'revisit' AND labels['source'] != '' GROUP BY source ORDER BY source")

@@ -111,6 +111,12 @@ class Settings(BaseSettings):
     revisit_tick_hours: float = 1.0
     # No watched page goes longer than this without a revisit, whatever the model expects (None: unbounded).
     revisit_max_interval_hours: float | None = 24.0
+    # The operating knob: the timeliness the scheduler aims at across all watched pages — the threshold whose
+    # timeliness on the model's validation watches reaches it with the highest friendliness (None: the
+    # model's own threshold).
+    revisit_target_timeliness: float | None = None
+    # Share of ticks a page is probed at whatever the model says, where its rhythm has seen least (exploration).
+    revisit_exploration_share: float = 0.02
     # The scheduler's clock: the wall clock by default. A simulated clock (the demo, on the simulated web)
     # reads revisit_clock_origin at the Unix time revisit_clock_origin_wall and runs revisit_clock_speed
     # times as fast as the wall clock.

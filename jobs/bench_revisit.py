@@ -24,24 +24,26 @@ from pathlib import Path
 
 import torch
 
+from agents.page_knowledge import learn_read
 from agents.revisit import RevisitClock, WatchedSource, decide, start_watching, starvation_ticks, tick_message
 from infra.settings import get_settings
-from models.revisit.model import WINDOW, UpdatePredictor
+from models.revisit.rhythm_model import RhythmLSTM
 from schemas.registry import decode, encode
 
 
-def _watch_table(sources: int, now: int, seed: int) -> dict[str, dict]:
-    """Watched sources as the table holds them, each with a few recent update ticks."""
+def _watch_table(model: RhythmLSTM, sources: int, now: int, seed: int, clock: RevisitClock) -> dict[str, dict]:
+    """Watched sources as the table holds them, each bootstrapped from a first read listing 20 dated items."""
     rng = random.Random(seed)
     table = {}
     for n in range(sources):
         source = start_watching(f"https://site{n % 5000}.example/events/{n}", f"site{n % 5000}.example", now - 1)
-        source.updated_ticks = sorted(rng.sample(range(now - WINDOW, now), rng.randint(0, 3)))
+        listed = [clock.tick_time(now - 1 - rng.randint(0, 24 * 60)) for _ in range(20)]
+        learn_read(source, model.prior, now - 1, listed, first=True)
         table[source.page_url] = source.model_dump(mode="json")
     return table
 
 
-def _one_hour(model: UpdatePredictor, table: dict[str, dict], now: int, batch: int, clock: RevisitClock) -> dict:
+def _one_hour(model: RhythmLSTM, table: dict[str, dict], now: int, batch: int, clock: RevisitClock) -> dict:
     started_cpu, started = time.process_time(), time.perf_counter()
     # The timer's pass: due sources → tick messages.
     ticks = [encode(tick_message(WatchedSource.model_validate(value), now, clock))
@@ -68,12 +70,12 @@ def _one_hour(model: UpdatePredictor, table: dict[str, dict], now: int, batch: i
     return {"decisions": decided, "fetches": fetched, "cpu_s": cpu, "wall_s": wall, "inference_s": inference}
 
 
-def bench_revisit(model: UpdatePredictor, sources: int, batch: int, runs: int, seed: int = 7,
+def bench_revisit(model: RhythmLSTM, sources: int, batch: int, runs: int, seed: int = 7,
                   progress: Callable[[str], None] | None = None) -> dict:
     torch.set_num_threads(1)
     clock = RevisitClock(tick_hours=model.tick_hours)
     now = clock.tick()
-    table = _watch_table(sources, now, seed)
+    table = _watch_table(model, sources, now, seed, clock)
     hours = []
     for run in range(runs):
         hours.append(_one_hour(model, table, now + run, batch, clock))
@@ -103,15 +105,14 @@ def bench_revisit_through_kafka(model_path: Path, sources: int, speed: float, se
                                 progress: Callable[[str], None] | None = None) -> dict:
     """A real worker (every agent, real broker, chDB sink) watching `sources` pages whose ticks come `speed`
     times faster than real time; the model never fetches (threshold above 1), so the worker's CPU is the
-    revisit stage's with its Kafka and Faust transport and the decisions' sink. The CPU per decision, times
+    revisit stage's with its Kafka and Faust transport and the decisions' sink (no exploration either; each
+    page's first read, at its watch's start, falls in the warm-up). The CPU per decision, times
     one decision per page and hour, gives the share of a core for 100,000 pages at 1-hour ticks."""
     from infra.kafka_broker import bootstrap_address, first_free_port
     from infra.settings import get_settings
     from jobs.watch import add_sources, watch_requests
-    from models.revisit.model import UpdatePredictor
-
     settings = get_settings()
-    model = UpdatePredictor.load(model_path)
+    model = RhythmLSTM.load(model_path)
     model.threshold = 1.01
     model.save(workdir / "never-fetch.pt")
     env = os.environ | {
@@ -120,6 +121,7 @@ def bench_revisit_through_kafka(model_path: Path, sources: int, speed: float, se
         "SOURCEWATCH_CLICKHOUSE_DSN": f"chdb://{workdir / 'clickhouse'}",
         "SOURCEWATCH_WEB_PORT": str(first_free_port(settings.web_port + 100)),
         "SOURCEWATCH_REVISIT_MODEL": str(workdir / "never-fetch.pt"),
+        "SOURCEWATCH_REVISIT_EXPLORATION_SHARE": "0",
         "SOURCEWATCH_REVISIT_CLOCK_ORIGIN": "2026-01-05T00:00:00+00:00",
         "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time()),
         "SOURCEWATCH_REVISIT_CLOCK_SPEED": str(speed),

@@ -31,7 +31,8 @@ DEMO_MAX_PAGES = 300
 # Click budget of each discovery episode in the demo: the simulated sources lie 1–4 clicks deep.
 DEMO_MAX_CLICKS = 10
 # Fixed intervals the model's revisits are compared with on the same ticks.
-REFERENCE_INTERVALS = (1, 2, 3)
+REFERENCE_INTERVALS = (1, 2, 3, 4, 5, 6)
+WEEK_HOURS = 168
 # Real seconds between reading the source pages and reading them again for new items (phase 3).
 REREAD_AFTER_SECONDS = 10.0
 
@@ -42,8 +43,14 @@ class DemoPlan:
     seed: int = 1
     duration: float = 120.0
     speed: float = 3600.0
-    # Real seconds the reached source pages are watched by the revisit model (phase 4).
-    watch: float = 60.0
+    # Simulated days the reached source pages are watched by the revisit model (phase 4), on a clock sped up
+    # to `watch_speed` simulated seconds per real second.
+    watch_days: float = 14.0
+    watch_speed: float = 7200.0
+
+    @property
+    def watch_seconds(self) -> float:
+        return self.watch_days * 86400 / self.watch_speed
 
 
 def evaluate_against_truth(truth: dict, fetched_urls: set[str], pages_fetched: int) -> dict:
@@ -148,10 +155,12 @@ def evaluate_new_items(truth: dict, detected: list[tuple[str, str]],
     }
 
 
-def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], tick_hours: float) -> dict:
+def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], tick_hours: float,
+                      start: datetime | None = None) -> dict:
     """The revisits against the truth, as DESIGN.md defines the figures, over each source's decided ticks:
     y_t = an item was published in the tick, c_t = the model fetched at its end; beside them the fixed
-    intervals RC(k) on the same ticks."""
+    intervals RC(k) on the same ticks. With `start`, also per week since then (`weeks`: one entry per week
+    begun, each with the same figures over that week's ticks)."""
     from models.revisit.data import SourceSeries
     from models.revisit.evaluation import summarize, window_counts
     from models.revisit.policies import rc
@@ -161,33 +170,88 @@ def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], 
     by_source: dict[str, list[tuple[datetime, bool]]] = {}
     for url, tick_at, fetch in decisions:
         by_source.setdefault(url, []).append((tick_at.replace(tzinfo=UTC), bool(fetch)))
-    policies: dict[str, list] = {"model": [], **{f"rc_{k}": [] for k in REFERENCE_INTERVALS}}
+    names = ["model", *(f"rc_{k}" for k in REFERENCE_INTERVALS)]
+    periods: dict[int | None, dict[str, list]] = {}
     tick = timedelta(hours=tick_hours)
+    week_ticks = round(WEEK_HOURS / tick_hours)
     for url, decided in by_source.items():
         decided.sort()
-        start = decided[0][0] - tick
-        ticks = round((decided[-1][0] - start) / tick)
-        hours = [(moment - start).total_seconds() / 3600 for moment in published.get(url, ())]
+        origin = decided[0][0] - tick
+        ticks = round((decided[-1][0] - origin) / tick)
+        hours = [(moment - origin).total_seconds() / 3600 for moment in published.get(url, ())]
         hours = np.array(sorted(h for h in hours if 0 < h <= ticks * tick_hours))
         counts = np.bincount(np.ceil(hours / tick_hours - 1e-9).astype(int), minlength=ticks + 1)[:ticks + 1]
-        series = SourceSeries(url, start, tick_hours, counts, hours, ticks + 1, 1)
+        series = SourceSeries(url, origin, tick_hours, counts, hours, ticks + 1, 1)
         fetch = np.zeros(ticks, dtype=bool)
         for moment, fetched in decided:
-            fetch[round((moment - start) / tick) - 1] |= fetched
-        policies["model"].append(window_counts(series, 1, ticks + 1, fetch))
-        for k in REFERENCE_INTERVALS:
-            policies[f"rc_{k}"].append(window_counts(series, 1, ticks + 1, rc(ticks, k)))
-    return {name: summarize(counts) for name, counts in policies.items() if counts} | {
-        "sources": len(by_source), "items_published": int(sum(c[5] for c in policies["model"]))}
+            fetch[round((moment - origin) / tick) - 1] |= fetched
+        spans: list[tuple[int | None, int, int]] = [(None, 1, ticks + 1)]
+        if start is not None:
+            # Week w holds the ticks ending in (start + w weeks, start + w + 1 weeks].
+            offset = round((start.replace(tzinfo=UTC) - origin) / tick)
+            for week in range(max(0, -(-(ticks - offset) // week_ticks))):
+                a, b = max(1, offset + week * week_ticks + 1), min(ticks + 1, offset + (week + 1) * week_ticks + 1)
+                if a < b:
+                    spans.append((week, a, b))
+        for period, a, b in spans:
+            rows = periods.setdefault(period, {name: [] for name in names})
+            rows["model"].append(window_counts(series, a, b, fetch[a - 1:b - 1]))
+            for k in REFERENCE_INTERVALS:
+                rows[f"rc_{k}"].append(window_counts(series, a, b, rc(b - a, k)))
+    whole = periods.pop(None, {name: [] for name in names})
+    result = {name: summarize(counts) for name, counts in whole.items() if counts} | {
+        "sources": len(by_source), "items_published": int(sum(c[5] for c in whole["model"]))}
+    if start is not None:
+        result["weeks"] = [{name: summarize(counts) for name, counts in periods[week].items()}
+                           | {"items_published": int(sum(c[5] for c in periods[week]["model"]))}
+                           for week in sorted(periods)]
+    return result
+
+
+def live_weeks(sums: list[tuple[str, str, float, datetime]], boundaries: list[datetime]) -> list[dict]:
+    """The live estimates per week from the sums each page streamed (page, name, value, at): a week's figures
+    are the difference of the sums last streamed before its two boundaries (wall-clock times), macro over
+    the pages as the truth's are."""
+    from models.revisit.evaluation import round4
+
+    def at(moment: datetime) -> dict[str, dict[str, float]]:
+        latest: dict[str, dict[str, float]] = {}
+        for page, name, value, created in sums:
+            if created.replace(tzinfo=UTC) <= moment:
+                latest.setdefault(page, {})[name] = value
+        return latest
+
+    weeks = []
+    for begin, end in zip(boundaries, boundaries[1:]):
+        before, after = at(begin), at(end)
+        timeliness, friendliness = [], []
+        for page, now in after.items():
+            then = before.get(page, {})
+            delta = {name: now.get(name, 0.0) - then.get(name, 0.0) for name in queries.REVISIT_SUMS}
+            updates, timely, fetches = delta["update_ticks"], delta["timely_ticks"], delta["revisits"]
+            quiet = delta["ticks_watched"] - updates
+            if updates > 0:
+                timeliness.append(timely / updates)
+            if quiet > 0:
+                friendliness.append(max(quiet - (fetches - timely), 0) / quiet)
+        weeks.append({"timeliness": round4(statistics.fmean(timeliness)) if timeliness else None,
+                      "friendliness": round4(statistics.fmean(friendliness)) if friendliness else None})
+    return weeks
 
 
 def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
-    """Phase 4: the revisit model watches the source pages on the simulated web's clock for `plan.watch`
-    seconds (a worker in a child process); its decisions are then scored against the truth, and its live
-    estimates (streamed to ClickHouse as it ran, from what the revisits found) are shown beside them."""
-    clock = _control(control + "/__clock__")
+    """Phase 4: the revisit model watches the source pages on the simulated web's clock, sped up to
+    `plan.watch_speed`, for `plan.watch_days` (a worker in a child process), from cold start: each page's
+    first read is all it knows. Its decisions are then scored against the truth, for the whole watch and per
+    week, and its live estimates (streamed to ClickHouse as it ran, from what the revisits found) are shown
+    beside them."""
+    request = urllib.request.Request(control + "/__clock__", data=json.dumps({"speed": plan.watch_speed}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        clock = json.loads(response.read())
+    started_wall, started = datetime.now(UTC), datetime.fromisoformat(clock["now"])
     try:
-        watched = run_to_completion(["watch", *reached, "--run", str(plan.watch)], plan.watch + 180,
+        watched = run_to_completion(["watch", *reached, "--run", str(plan.watch_seconds)], plan.watch_seconds + 180,
                                     _simulated_clock(control))
     except RuntimeError as error:
         return {"error": str(error)}
@@ -197,17 +261,30 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
 
     settings = get_settings()
     _, rows = read_clickhouse(settings, queries.revisit_decisions_of(reached))
-    decisions = [(url, at if isinstance(at, datetime) else datetime.fromisoformat(str(at)), fetch)
-                 for url, at, fetch in rows]
+    decisions = [(url, _instant(at), fetch) for url, at, fetch in rows]
     live = {name: statistics.fmean(values) if (values := [row[name] for row in watched["sources"]
                                                           if row[name] is not None]) else None
             for name in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
+    against_truth = evaluate_revisits(_control(control + "/__truth__"), decisions, settings.revisit_tick_hours,
+                                      started)
+    week_wall = timedelta(hours=WEEK_HOURS) / plan.watch_speed * 3600
+    boundaries = [started_wall + week * week_wall for week in range(len(against_truth.get("weeks", [])) + 1)]
+    _, sums = read_clickhouse(settings, queries.revisit_sums_of(reached))
+    live_by_week = live_weeks([(page, name, value, _instant(at)) for page, name, value, at in sums], boundaries)
+    weeks = [{"week": index + 1, "model": week["model"], "live": live_week,
+              **{f"rc_{k}": week[f"rc_{k}"] for k in REFERENCE_INTERVALS}, "items_published": week["items_published"]}
+             for index, (week, live_week) in enumerate(zip(against_truth.pop("weeks", []), live_by_week))]
     # Counted from ClickHouse after the worker stopped: it may decide a few more ticks while stopping.
     return {"watched": len(reached), "decisions": len(decisions), "revisits": sum(bool(f) for *_, f in decisions),
-            "simulated_hours": round(plan.watch * clock["speed"] / 3600, 1),
+            "simulated_hours": round(plan.watch_seconds * plan.watch_speed / 3600, 1),
             "live_estimate": {name: round4(value) for name, value in live.items()},
-            "against_truth": evaluate_revisits(_control(control + "/__truth__"), decisions,
-                                               settings.revisit_tick_hours)}
+            "against_truth": against_truth, "weeks": weeks}
+
+
+def _instant(value) -> datetime:
+    """A time as ClickHouse returns it (a naive UTC datetime, or its text), aware."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def _write_metrics(figures: dict, crawl_id: str) -> None:
@@ -282,7 +359,7 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     detected = _pairs(queries.new_items_of_crawl(again["crawl_id"]))
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
-    revisits = _watch_sources(control, reached, plan) if plan.watch > 0 else None
+    revisits = _watch_sources(control, reached, plan) if plan.watch_days > 0 else None
     return {
         "source_selection": selection, "sources_read": len(reached), "sources": reached, "crawl_id": crawl["crawl_id"],
         "pages_fetched": crawl["pages_fetched"], "pages_tagged": crawl["pages_tagged"],
@@ -340,7 +417,7 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
         "discovery": discovered,
         "records": records.get("records"),
         "new_items_caught": new_items.get("new_items_caught"),
-        "revisits": (reading.get("revisits") or {}).get("revisits"),
+        "revisits": {key: (reading.get("revisits") or {}).get(key) for key in ("revisits", "decisions", "weeks")},
         "metrics": {
             "timeliness": revisits.get("timeliness"),
             "friendliness": revisits.get("friendliness"),
@@ -423,4 +500,17 @@ def _revisit_lines(revisits: dict | None) -> list[str]:
           if name.startswith("rc_")),
         "    model (live)       " + ", ".join(f"{key} {value:.3f}" if value is not None else f"{key} –"
                                              for key, value in live.items()),
+        *(line for week in revisits.get("weeks", []) for line in _week_lines(week)),
     ]
+
+
+def _week_lines(week: dict) -> list[str]:
+    def pair(figures: dict | None) -> str:
+        figures = figures or {}
+        return "/".join(f"{figures[key]:.3f}" if figures.get(key) is not None else "–"
+                        for key in ("timeliness", "friendliness"))
+
+    rc = "  ".join(f"RC({k}) {pair(week.get(f'rc_{k}'))}" for k in REFERENCE_INTERVALS)
+    return [f"    week {week['week']} ({week['items_published']} items), timeliness/friendliness: model "
+            f"{pair(week['model'])} (live estimate {pair(week['live'])})",
+            f"      {rc}"]

@@ -6,7 +6,7 @@ revisit.outcomes (what each revisit found). Each page becomes a series on the sc
 first decided tick to its last, whose updates are the ticks where a revisit found new items — what a
 crawler honestly knows; ticks without a revisit read as quiet. Its first 85 % trains (the last 15 % of that
 picks the threshold), the rest is held out; the candidate and the current model are scored there with their
-own thresholds. The candidate replaces the current one when it reaches the target timeliness where the
+own thresholds, each page watched from a first read at the held-out part's start (models.revisit.coldstart). The candidate replaces the current one when it reaches the target timeliness where the
 current one does not, or reaches it as well with higher friendliness (both macro). The swapped-in model is
 written to <home>/models/revisit.pt, which workers load from their next start.
 """
@@ -23,8 +23,9 @@ import numpy as np
 
 from agents.revisit import RevisitClock
 from models.revisit.data import SourceSeries, has_enough_events, split_series
+from models.revisit.coldstart import Watching, model_scorer, test_windows
 from models.revisit.evaluation import summarize, window_counts
-from models.revisit.model import UpdatePredictor
+from models.revisit.rhythm_model import RhythmLSTM
 from models.revisit.training import train_operating_model
 from schemas.revisit import RevisitDecision, RevisitOutcome
 
@@ -54,12 +55,12 @@ def observed_series(decisions: Sequence[RevisitDecision], outcomes: Sequence[Rev
     return usable
 
 
-def held_out_figures(model: UpdatePredictor, sources: Sequence[SourceSeries]) -> dict:
-    """Macro figures of the model at its own threshold on each series' held-out part."""
-    return summarize([window_counts(series, series.train_end, len(series.counts),
-                                    model.probabilities(series, series.train_end, len(series.counts))
-                                    >= model.operating_threshold)
-                      for series in sources])
+def held_out_figures(model: RhythmLSTM, sources: Sequence[SourceSeries]) -> dict:
+    """Macro figures of the model at its own threshold on each series' held-out part, each watched from a first
+    read at its start on honest observations (as models.revisit.coldstart watches)."""
+    windows = test_windows(sources)
+    decisions = Watching(sources, windows, np.array([model.operating_threshold])).run(model_scorer(model))[0]
+    return summarize([window_counts(series, a, b, fetch) for series, (a, b), fetch in zip(sources, windows, decisions)])
 
 
 def is_better(candidate: dict, current: dict, target: float) -> bool:
@@ -82,7 +83,7 @@ class Retraining:
     written_to: str | None
 
 
-def retrain(sources: list[SourceSeries], current: UpdatePredictor, target: float, out: Path, dry_run: bool,
+def retrain(sources: list[SourceSeries], current: RhythmLSTM, target: float, out: Path, dry_run: bool,
             progress: Callable[[str], None] | None = None) -> Retraining:
     candidate = train_operating_model(sources, target, trained_on={"replayed": "revisit.decisions + revisit.outcomes",
                                                                    "tick": f"{sources[0].tick_hours:g}h"},

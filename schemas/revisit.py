@@ -37,6 +37,8 @@ class RevisitOutcome(Message):
     new_items: int = 0
     # The listed time of each new item, where the listing gives one.
     published: list[datetime | None] = Field(default_factory=list)
+    # The listed time of every item the page lists (a page's first read bootstraps its history from them).
+    listed: list[datetime | None] = Field(default_factory=list)
     # Validators of this fetch, for the next revisit's conditional GET.
     etag: str | None = None
     last_modified: str | None = None

@@ -4,7 +4,7 @@ A simulated clock (`speed` simulated seconds per real second) decides which
 items each source page shows; Last-Modified and ETag follow the content. The
 control port serves `/__truth__` (every site's source pages, listing pages and
 items with publication times: for evaluation only, never for crawlers),
-`/__clock__` (GET to read, POST {"advance_hours": H} to jump forward), and
+`/__clock__` (GET to read, POST {"advance_hours": H} to jump forward or {"speed": S} to change speed), and
 `/__faults__` (GET to read, POST to set faults globally or per site).
 """
 
@@ -47,6 +47,12 @@ class SimClock:
         if hours < 0:
             raise ValueError("the clock only moves forward")
         self._advanced += hours
+
+    def set_speed(self, speed: float) -> None:
+        """Run on at another speed from now (the demo watches its pages for weeks in minutes)."""
+        if speed <= 0:
+            raise ValueError("the speed must be positive")
+        self._advanced, self._began, self.speed = self.hours(), time.monotonic(), speed
 
     def now(self) -> datetime:
         return self.start + timedelta(hours=self.hours())
@@ -306,11 +312,17 @@ class SimWeb:
                                   "speed": self.clock.speed})
 
     async def _advance_clock(self, request: web.Request) -> web.Response:
-        """POST {"advance_hours": H}: move the simulated clock H hours forward."""
+        """POST {"advance_hours": H}: move the simulated clock H hours forward; {"speed": S}: run on at S
+        simulated seconds per real second."""
         try:
-            self.clock.advance(float((await request.json())["advance_hours"]))
+            body = await request.json()
+            if "speed" in body:
+                self.clock.set_speed(float(body["speed"]))
+            else:
+                self.clock.advance(float(body["advance_hours"]))
         except (TypeError, ValueError, KeyError) as error:
-            return web.json_response({"error": f"expected {{\"advance_hours\": H ≥ 0}}: {error}"}, status=400)
+            return web.json_response({"error": f"expected {{\"advance_hours\": H ≥ 0}} or {{\"speed\": S > 0}}: "
+                                               f"{error}"}, status=400)
         return await self._clock(request)
 
     async def _get_faults(self, request: web.Request) -> web.Response:

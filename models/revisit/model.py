@@ -15,7 +15,7 @@ share of them train the cold-start row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -80,17 +80,6 @@ def observed_bits(updated: np.ndarray, fetch: np.ndarray) -> np.ndarray:
     bits = np.zeros(len(updated), dtype=bool)
     bits[fetch_ticks[gained]] = True
     return bits
-
-
-def live_window(updated_ticks: Iterable[int], tick: int, tick_hours: float) -> np.ndarray:
-    """The inputs for predicting tick `tick` (an index on the epoch-aligned grid of `tick_hours`) from what a
-    crawler saw: bit 1 at the ticks whose fetch found new items, 0 at every other tick: (WINDOW, INPUTS)."""
-    start = tick - WINDOW
-    updated = np.fromiter(updated_ticks, dtype=np.int64)
-    bits = np.isin(np.arange(start, tick), updated)[None, :]
-    earlier = updated[updated < start]
-    prior = np.array([earlier.max() - start if len(earlier) else -GAP_CAP])
-    return window_inputs(bits, prior, cyclic_time_of(np.arange(start, tick) * tick_hours)[None])[0]
 
 
 class UpdatePredictor(nn.Module):

@@ -1,9 +1,10 @@
-"""Train the revisit model that the live scheduler runs: the TSP LSTM with its operating threshold.
+"""Train the revisit model that the live scheduler runs: TSP-R with its operating threshold.
 
-The recipe is the evaluation's, so the shipped model's test figures are the ones `eval revisit` reports: a
-first model trained on each source's ticks before its validation window picks the threshold (the highest
-macro friendliness whose macro timeliness on validation reaches the target); the final model is trained on
-the whole training part and keeps that threshold. The test part of every series stays unseen.
+The recipe is the cold-start evaluation's: a first model trained on each source's ticks before its validation
+window is rolled out on those windows, each watched from a first read (models.revisit.coldstart), and picks
+the threshold — the highest macro friendliness whose macro timeliness there reaches the target; its whole
+validation curve is kept for the operating knob (a target timeliness set in the settings). The final model
+is trained on the whole training part and keeps that threshold. The test part of every series stays unseen.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from datetime import UTC, datetime
 
 import torch
 
+from models.revisit.coldstart import GRID, Watching, model_scorer, validation_windows
 from models.revisit.data import SourceSeries
-from models.revisit.evaluation import THRESHOLDS, choose_threshold, thresholded_counts
-from models.revisit.model import UpdatePredictor, train
+from models.revisit.evaluation import choose_threshold, summarize, window_counts
+from models.revisit.rhythm_model import RhythmLSTM, train
 
 DEFAULT_TARGET = 0.95
 
@@ -28,24 +30,30 @@ class TargetNotReached(ValueError):
 
 def train_operating_model(sources: Sequence[SourceSeries], target: float = DEFAULT_TARGET, seed: int = 13,
                           trained_on: dict | None = None,
-                          progress: Callable[[str], None] | None = None) -> UpdatePredictor:
+                          progress: Callable[[str], None] | None = None) -> RhythmLSTM:
     def report(phase: str) -> Callable[[int, float], None] | None:
-        return (lambda epoch, loss: progress(f"{phase}: epoch {epoch}, loss {loss:.3f}")) if progress else None
+        return (lambda epoch, loss: progress(f"{phase}: epoch {epoch}, loss {loss:.4f}")) if progress else None
 
     first = train(sources, [series.validation_start for series in sources], seed, progress=report("validation model"))
-    grid = thresholded_counts("model", sources, True, lambda series, fit_end, a, b: first.probabilities(series, a, b))
+    if progress:
+        progress("choosing the threshold on the validation watches")
+    windows = validation_windows(sources)
+    decisions = Watching(sources, windows, GRID).run(model_scorer(first))
+    grid = [[window_counts(series, a, b, fetch) for series, (a, b), fetch in zip(sources, windows, row)]
+            for row in decisions]
     chosen = choose_threshold(grid, target)
     if chosen is None:
         raise TargetNotReached(f"no threshold reaches timeliness {target} on the validation windows")
     model = train(sources, [series.train_end for series in sources], seed, progress=report("final model"))
-    model.threshold = float(THRESHOLDS[chosen])
-    model.tick_hours = sources[0].tick_hours
+    model.threshold = float(GRID[chosen])
+    model.validation_curve = [(float(threshold), figures["timeliness"] or 0.0, figures["friendliness"] or 0.0)
+                              for threshold, figures in zip(GRID, map(summarize, grid))]
     model.trained_on = (trained_on or {}) | {"sources": len(sources), "target_timeliness": target, "seed": seed}
-    model.version = f"tsp-{datetime.now(UTC):%Y%m%d}-{_digest(model)}"
+    model.version = f"tsp-r-{datetime.now(UTC):%Y%m%d}-{_digest(model)}"
     return model
 
 
-def _digest(model: UpdatePredictor) -> str:
+def _digest(model: RhythmLSTM) -> str:
     """Eight hex digits of the weights: two models with the same digest decide alike."""
     buffer = io.BytesIO()
     torch.save(model.state_dict(), buffer)

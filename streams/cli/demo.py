@@ -16,8 +16,12 @@ class Demo(Command):
         parser.add_argument("--duration", type=float, default=120.0, help="seconds to run (default 120)")
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--speed", type=float, default=3600.0, help="simulated seconds per real second")
-        parser.add_argument("--watch", type=float, default=60.0,
-                            help="seconds the revisit model watches the source pages found (default 60; 0 skips it)")
+        parser.add_argument("--watch-days", type=float, default=14.0,
+                            help="simulated days the revisit model watches the source pages found (default 14; "
+                                 "0 skips it)")
+        parser.add_argument("--watch-speed", type=float, default=7200.0,
+                            help="simulated seconds per real second while watching (default 7200: 14 days in "
+                                 "under 3 minutes)")
         add_json(parser, "print the summary as one JSON object")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -25,6 +29,7 @@ class Demo(Command):
         from jobs.demo import DemoPlan, print_summary, run_demo
 
         summary = run_demo(DemoPlan(sites=args.sites, seed=args.seed, duration=args.duration, speed=args.speed,
-                                    watch=args.watch), show_progress=interactive(args))
+                                    watch_days=args.watch_days, watch_speed=args.watch_speed),
+                           show_progress=interactive(args))
         print_json(summary) if args.json else print_summary(summary)
         return 0 if summary.get("pages_fetched") else 1

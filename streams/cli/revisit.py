@@ -21,17 +21,17 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
 def load_current_model(path: str | None):
     from agents.revisit import current_model_path
     from models.model_files import ModelVersionError
-    from models.revisit.model import load_predictor
+    from models.revisit.rhythm_model import load_model
 
     try:
-        return load_predictor(Path(path) if path else current_model_path(get_settings()))
+        return load_model(Path(path) if path else current_model_path(get_settings()))
     except (FileNotFoundError, ModelVersionError) as error:
         raise CommandError(str(error)) from None
 
 
 class TrainRevisit(Command):
     name = "revisit"
-    help = "train the TSP model the scheduler runs, its threshold chosen on validation"
+    help = "train TSP-R, the model the scheduler runs, its threshold chosen on cold-start validation watches"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         add_series_options(parser)
@@ -64,6 +64,12 @@ class EvalRevisit(Command):
                             help="the baselines only (training the LSTM takes minutes)")
         parser.add_argument("--per-source", action="store_true",
                             help="also one model per source, as in the paper (minutes more)")
+        parser.add_argument("--cold-start", action="store_true",
+                            help="sources held out by source, each watched from a first read of its listing on "
+                                 "honest observations; every policy online (folds by source)")
+        parser.add_argument("--folds", type=int, default=3, help="--cold-start: folds by source (default 3)")
+        parser.add_argument("--max-sources", type=int, metavar="N",
+                            help="--cold-start: only the first N usable sources by id (a quicker look)")
         parser.add_argument("--plot", metavar="PNG", help="write the timeliness–friendliness plane")
         add_json(parser)
 
@@ -71,8 +77,21 @@ class EvalRevisit(Command):
         from models.revisit.report import evaluate_revisit, print_revisit
 
         paths = existing_files(args.events, "file")
-        result = evaluate_revisit(paths, args.tick, with_model=not args.no_model, per_source=args.per_source,
-                                  progress=lambda step: note(f"{step} …"))
+        if args.cold_start:
+            from models.revisit.report import evaluate_cold_start_revisit
+
+            if args.per_source or args.no_model:
+                raise CommandError("--cold-start runs every policy, models included; it has no --per-source or "
+                                   "--no-model")
+            if args.folds < 2:
+                raise CommandError("--folds must be at least 2")
+            if args.max_sources is not None and args.max_sources < 2 * args.folds:
+                raise CommandError(f"--max-sources must be at least 2 per fold ({2 * args.folds})")
+            result = evaluate_cold_start_revisit(paths, args.tick, args.folds, args.max_sources,
+                                                 progress=lambda step: note(f"{step} …"))
+        else:
+            result = evaluate_revisit(paths, args.tick, with_model=not args.no_model, per_source=args.per_source,
+                                      progress=lambda step: note(f"{step} …"))
         if args.plot:
             from models.revisit.plots import plot_plane
 

@@ -1,10 +1,11 @@
 """`sourcewatch watch URL…` adds source pages to the revisit watch list (or runs a worker on them for a
-while); `sourcewatch watch --status` shows each watched page's live figures."""
+while); `sourcewatch watch --status` shows each watched page's live figures and learned rhythm."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from pathlib import Path
 
 from infra.settings import get_settings
@@ -20,9 +21,13 @@ class Watch(Command):
         parser.add_argument("urls", nargs="*", metavar="URL", help="source pages to watch")
         parser.add_argument("--sources", metavar="FILE", help="a file of source page URLs, one per line")
         parser.add_argument("--status", action="store_true",
-                            help="the live timeliness, friendliness, delay and fetches per item of each watched page")
+                            help="each watched page's live timeliness, friendliness, delay and fetches per item, "
+                                 "and its learned rhythm (updates per day, peak slots, hours known)")
         parser.add_argument("--run", type=float, metavar="SECONDS",
                             help="run a worker here for this long, then print the watched pages' figures")
+        parser.add_argument("--target-timeliness", type=float, metavar="T",
+                            help="with --run: the timeliness the scheduler aims at across the pages (the operating "
+                                 "knob; workers read SOURCEWATCH_REVISIT_TARGET_TIMELINESS)")
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
@@ -31,6 +36,14 @@ class Watch(Command):
 
         if args.status:
             return print_table(*read_table(watch_status()), args.json)
+        if args.target_timeliness is not None:
+            if not args.run:
+                raise CommandError("--target-timeliness sets the worker this command runs (--run); for your "
+                                   "workers set SOURCEWATCH_REVISIT_TARGET_TIMELINESS")
+            if not 0 < args.target_timeliness <= 1:
+                raise CommandError("--target-timeliness must lie in (0, 1]")
+            os.environ["SOURCEWATCH_REVISIT_TARGET_TIMELINESS"] = str(args.target_timeliness)
+            get_settings.cache_clear()
         if args.sources and not Path(args.sources).is_file():
             raise CommandError(f"no such file: {args.sources}")
         urls = read_seeds(([args.sources] if args.sources else []) + args.urls)

@@ -10,7 +10,8 @@ pytestmark = pytest.mark.kafka
 def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_env):
     # Long enough for the crawl to go idle (about 15 s on 2 cores): a crawl stopped by its time limit leaves
     # requests in the topic that the next worker (phase 2's) fetches under the first crawl's id.
-    summary = cli_json(["demo", "--sites", "20", "--duration", "90", "--watch", "25"], pipeline_env, timeout=600)
+    summary = cli_json(["demo", "--sites", "20", "--duration", "90", "--watch-days", "8", "--watch-speed", "14400"],
+                       pipeline_env, timeout=600)
     assert summary["sites"] == 20
     assert summary["pages_fetched"] > 100
     # Phase 1b: one discovery episode per site through Kafka, scored against the truth.
@@ -90,4 +91,14 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
     assert {row["source"] for row in live} <= {row["page_url"] for row in watched}
     if revisits["revisits"] >= 3:  # (figures are streamed when a revisit's outcome comes in)
         assert live
+        # Each page's learned rhythm is shown beside its figures.
+        assert all(row["updates_per_day"] is not None and row["peaks"] for row in live)
+    # Per week of the watch (8 days: a whole week and the start of a second), the model, the live estimate and
+    # RC(1…6) on the same ticks.
+    weeks = summary["revisits"]["weeks"]
+    assert [week["week"] for week in weeks] == [1, 2]
+    for week in weeks:
+        for name in ("model", "live", *(f"rc_{k}" for k in range(1, 7))):
+            assert set(week[name]) >= {"timeliness", "friendliness"}
+        assert week["rc_1"]["friendliness"] in (0.0, None)
 

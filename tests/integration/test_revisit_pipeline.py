@@ -1,5 +1,6 @@
 """Watched source pages are revisited tick by tick through the real broker, and a restarted worker keeps
-their state: it goes on from the last decided tick, with the history and counts of the first run."""
+their state: it goes on from the last decided tick, with the history, learned rhythm and counts of the first
+run."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from infra.processes import serve_in_child
-from models.revisit.model import UpdatePredictor
+from models.revisit.rhythm import RhythmPrior
+from models.revisit.rhythm_model import RhythmLSTM
 from tests.conftest import ROOT, run_cli
 from tests.integration.test_records_pipeline import _control
 
@@ -24,7 +26,7 @@ SOURCES = 3
 
 def _always_fetch_model(path: Path) -> Path:
     """A model whose threshold is 0: every tick fetches, so the test does not depend on what it predicts."""
-    model = UpdatePredictor([])
+    model = RhythmLSTM(RhythmPrior.flat(1.0, 0.01))
     model.threshold, model.version = 0.0, "test-every-tick"
     model.save(path)
     return path
@@ -111,6 +113,13 @@ def test_a_restarted_worker_keeps_its_watched_sources_and_their_state(pipeline_e
     for row in latest:
         in_second = sum(decision["page_url"] == row["page_url"] for decision in second)
         assert row["revisits"] > in_second and row["ticks"] > in_second
+    # The learned state went on too: each page's known hours reach back past the second run, to its first read's
+    # oldest dated item, and its rhythm (updates per day, peak slots) is shown.
+    status = {row["source"]: row for row in json.loads(run_cli(["watch", "--status", "--json"], env).stdout)}
+    for url in urls:
+        in_second = sum(decision["page_url"] == url for decision in second)
+        assert status[url]["known_hours"] > in_second + fetched_first[url]
+        assert status[url]["updates_per_day"] > 0 and status[url]["peaks"]
     # Each revisit was a real fetch of the source page with reason "revisit", conditional on the last one's
     # validators: 304 Not Modified while the simulated page gained nothing.
     fetched = _sql("SELECT countIf(status = 200) AS full, countIf(status = 304) AS not_modified FROM fetches "

@@ -11,7 +11,8 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from infra.kafka_topics import ensure_topics
-from models.revisit.model import UpdatePredictor
+from models.revisit.rhythm import RhythmPrior
+from models.revisit.rhythm_model import RhythmLSTM
 from schemas.registry import encode
 from schemas.revisit import RevisitDecision, RevisitOutcome
 from tests.conftest import run_cli
@@ -49,7 +50,7 @@ async def _produce(bootstrap: str, prefix: str) -> None:
 
 
 def test_retraining_swaps_in_a_better_model_and_a_dry_run_keeps_the_current_one(pipeline_env, tmp_path):
-    always = UpdatePredictor([])
+    always = RhythmLSTM(RhythmPrior.flat(1.0, 0.01))
     always.threshold, always.version = 0.0, "test-every-tick"
     always.save(tmp_path / "always.pt")
     env = pipeline_env | {"SOURCEWATCH_HOME": str(tmp_path / "home"),
@@ -73,7 +74,7 @@ def test_retraining_swaps_in_a_better_model_and_a_dry_run_keeps_the_current_one(
     swap = json.loads(done.stdout)
     written = tmp_path / "home" / "models" / "revisit.pt"
     assert swap["swapped"] and swap["written_to"] == str(written)
-    assert UpdatePredictor.load(written).version == swap["candidate_version"]
+    assert RhythmLSTM.load(written).version == swap["candidate_version"]
 
     # Without a model in the settings, the swapped-in one is current; the same recipe on the same
     # observations gives the same model, which is not better, so it stays.
@@ -83,4 +84,4 @@ def test_retraining_swaps_in_a_better_model_and_a_dry_run_keeps_the_current_one(
     again = json.loads(done.stdout)
     assert again["current_version"] == swap["candidate_version"]
     assert not again["better"] and not again["swapped"]
-    assert UpdatePredictor.load(written).version == swap["candidate_version"]
+    assert RhythmLSTM.load(written).version == swap["candidate_version"]

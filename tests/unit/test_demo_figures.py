@@ -76,3 +76,42 @@ def test_discovery_episodes_are_scored_with_the_offline_evaluations_figures():
         "episodes": 3, "source_pages_found": 1, "precision": 0.2, "recall": 0.5, "unit_cost": 5.0,
         "clicks_on_negative_sites": 1.0, "ends": {"found": 2, "stop": 1, "budget": 0, "error": 0},
         "false_finds": 1, "episodes_per_minute": 6.0}
+
+
+def test_revisits_are_scored_per_week_beside_fixed_intervals_on_the_same_ticks():
+    from datetime import UTC, datetime, timedelta
+
+    from jobs.demo import evaluate_revisits
+
+    start = datetime(2026, 1, 5, tzinfo=UTC)
+    url = "https://a.example/events"
+    # One item a day at 07:30 for 10 days; the model fetches at the end of each 07:00–08:00 tick only.
+    items = [{"published_at": (start + timedelta(days=d, hours=7.5)).isoformat()} for d in range(10)]
+    truth = {"a": {"source_pages": [{"url": url, "items": items}]}}
+    decisions = [(url, start + timedelta(hours=h), (h - 8) % 24 == 0) for h in range(1, 24 * 10 + 1)]
+    result = evaluate_revisits(truth, decisions, 1.0, start)
+    assert result["items_published"] == 10 and result["model"]["timeliness"] == 1.0
+    assert result["model"]["friendliness"] == 1.0
+    weeks = result["weeks"]
+    assert [w["items_published"] for w in weeks] == [7, 3]
+    for week in weeks:
+        assert week["model"]["timeliness"] == 1.0 and week["rc_1"]["timeliness"] == 1.0
+        assert week["rc_1"]["friendliness"] == 0.0 and abs(week["rc_2"]["friendliness"] - 0.5) < 0.05
+
+
+def test_the_live_estimate_of_a_week_is_the_difference_of_the_sums_at_its_boundaries():
+    from datetime import UTC, datetime, timedelta
+
+    from jobs.demo import live_weeks
+
+    t0 = datetime(2026, 11, 24, tzinfo=UTC)
+    sums = []
+    for minute, (ticks, revisits, updates, timely) in enumerate([(0, 1, 0, 0), (168, 15, 7, 7), (336, 40, 14, 10)]):
+        for name, value in (("ticks_watched", ticks), ("revisits", revisits), ("update_ticks", updates),
+                            ("timely_ticks", timely), ("new_items", updates), ("delay_hours_sum", 0.0)):
+            sums.append(("p", name, float(value), t0 + timedelta(minutes=minute)))
+    weeks = live_weeks(sums, [t0 + timedelta(seconds=30), t0 + timedelta(seconds=90), t0 + timedelta(seconds=150)])
+    # Week 1: 7 of 7 update ticks caught, 14 revisits of which 7 on quiet ticks out of 161 quiet ticks.
+    assert weeks[0] == {"timeliness": 1.0, "friendliness": round((161 - 7) / 161, 4)}
+    # Week 2: 3 of 7 caught, 25 revisits, 22 on quiet ticks.
+    assert weeks[1] == {"timeliness": round(3 / 7, 4), "friendliness": round((161 - 22) / 161, 4)}

@@ -1,4 +1,5 @@
-"""The revisit stage's core: its clock, batched decisions, and the live figures from what revisits found."""
+"""The revisit stage's core: its clock, what a page's reads teach (bootstrap, censoring, bad dates), batched
+decisions with the starvation bound, and the live figures from what revisits found."""
 
 from __future__ import annotations
 
@@ -6,24 +7,42 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+import torch
 
-from agents.revisit import RevisitClock, decide, observe, start_watching, starvation_ticks, tick_message
-from models.revisit.model import GAP_CAP, INPUTS, WINDOW, UpdatePredictor, live_window
+from agents.page_knowledge import known_windows
+from agents.revisit import (
+    RevisitClock,
+    decide,
+    first_read,
+    observe,
+    start_watching,
+    starvation_ticks,
+    tick_message,
+)
+from models.revisit.rhythm import RhythmPrior, slots_of
+from models.revisit.rhythm_model import RhythmLSTM
 from schemas.revisit import RevisitOutcome
 
 CLOCK = RevisitClock(tick_hours=1.0)
 URL = "https://example.org/events"
+PRIOR = RhythmPrior.flat(1.0, 0.01)
+# 2026-11-23 00:00 UTC as a tick: day d's hour h is DAY + 24·d + h (the tick ending then).
+DAY = CLOCK.tick_of(datetime(2026, 11, 23, tzinfo=UTC))
 
 
-def _model(threshold: float) -> UpdatePredictor:
-    model = UpdatePredictor(["epa-1"])
-    model.threshold, model.version = threshold, "test-model"
+def _rhythm_only(threshold: float) -> RhythmLSTM:
+    """TSP-R with its LSTM's correction zeroed: P is the page's rhythm, so these tests read the bookkeeping."""
+    model = RhythmLSTM(PRIOR)
+    with torch.no_grad():
+        for parameter in model.out[-1].parameters():
+            parameter.zero_()
+    model.threshold, model.version = threshold, "test-rhythm"
     return model
 
 
-def _outcome(tick: int, new_items: int = 0, published=(), read: bool = True) -> RevisitOutcome:
+def _outcome(tick: int, new_items: int = 0, published=(), read: bool = True, listed=()) -> RevisitOutcome:
     return RevisitOutcome(site="example.org", page_url=URL, tick_at=CLOCK.tick_time(tick), read=read,
-                          new_items=new_items, published=list(published), etag='"v2"')
+                          new_items=new_items, published=list(published), listed=list(listed), etag='"v2"')
 
 
 def test_ticks_are_epoch_aligned_and_a_moment_belongs_to_the_tick_it_ends_in():
@@ -37,33 +56,39 @@ def test_ticks_are_epoch_aligned_and_a_moment_belongs_to_the_tick_it_ends_in():
     assert simulated.tick() > RevisitClock().tick()
 
 
-def test_the_live_window_marks_only_the_ticks_whose_revisit_found_items():
-    window = live_window([95, 99, 80], 100, 1.0)
-    assert window.shape == (WINDOW, INPUTS)
-    assert window[:, 0].tolist() == [0, 0, 0, 0, 0, 1, 0, 0, 0, 1]
-    # Ticks since the last update: 10 at tick 90 (the update at 80 lies before the window), 0 at 95 and 99.
-    gaps = np.expm1(window[:, 1] * np.log1p(GAP_CAP)).round().astype(int).tolist()
-    assert gaps == [10, 11, 12, 13, 14, 0, 1, 2, 3, 0]
+def test_a_new_watch_is_read_at_once_and_its_dated_items_are_the_pages_history():
+    now = DAY + 24 * 20
+    source = start_watching(URL, "example.org", now)
+    request = first_read(source, CLOCK)
+    assert (request.reason, request.tick_at, source.fetches) == ("revisit", CLOCK.tick_time(now), 1)
+    # Its listing shows 20 items, one a day at 07:20 UTC for the last 20 days.
+    listed = [CLOCK.tick_time(DAY + 24 * d + 7) + timedelta(minutes=20) for d in range(20)]
+    observation = observe(source, _outcome(now, listed=listed), CLOCK, PRIOR)
+    assert observation.in_order and observation.learned.updates == pytest.approx(20)
+    assert source.known_from == DAY + 8 and source.known_until == now
+    seven = slots_of(np.array([DAY + 8]), 1.0)[0] % 24
+    by_hour = np.array(source.counts).reshape(7, 24).sum(0)
+    assert by_hour.argmax() == seven and by_hour.sum() == pytest.approx(by_hour[seven])
+    assert sum(source.exposure) == pytest.approx(now - DAY - 7, rel=0.2)  # faded: a little below the ticks
+    # The model's window marks the known ticks and the update at 07:20 today; nothing after the read is known.
+    window = known_windows([source], [now + 3], 24, 1.0)
+    assert window.known[0].tolist() == [True] * 21 + [False] * 3
+    assert window.updated[0].tolist().count(True) == 1 and window.ticks[0][window.updated[0]][0] == DAY + 24 * 19 + 8
+    # The first read counts in no live figure: what it lists predates the watch.
+    assert (source.items, source.update_ticks) == (0, 0)
 
 
-@pytest.mark.parametrize("threshold, fetches", [(0.0, True), (1.01, False)])
-def test_a_batch_of_ticks_is_decided_at_the_model_threshold(threshold, fetches):
-    sources = [start_watching(f"{URL}/{n}", "example.org", 100) for n in range(3)]
-    due = [(source, tick_message(source, 101, CLOCK)) for source in sources]
-    decisions = decide(_model(threshold), due, CLOCK, max_interval_ticks=None)
-    assert [d.message.fetch for d in decisions] == [fetches] * 3
-    assert all(0 <= d.message.probability <= 1 and d.message.policy == "test-model" for d in decisions)
-    assert [source.last_tick for source in sources] == [101] * 3
-    assert [source.fetches for source in sources] == [int(fetches)] * 3
-    if fetches:
-        request = decisions[0].request
-        assert (request.reason, request.url, request.source_url) == ("revisit", f"{URL}/0", f"{URL}/0")
-        assert request.tick_at == CLOCK.tick_time(101) and request.crawl_id == "revisit-101"
-    else:
-        assert all(d.request is None for d in decisions)
-    # The same tick again (a restart resends it) has the same ids: its rows and requests replace, not add.
-    again = tick_message(sources[0], 101, CLOCK)
-    assert again.event_id == due[0][1].event_id
+def test_a_revisit_reveals_only_the_ticks_since_the_last_read_and_shares_an_undated_item_over_them():
+    source = start_watching(URL, "example.org", 100)
+    observe(source, _outcome(100), CLOCK, PRIOR)
+    before = sum(source.counts)
+    observe(source, _outcome(106, 1, [None]), CLOCK, PRIOR)
+    # One update, shared over ticks 101…106 (the prior is flat: evenly), none placed outside them.
+    assert sum(source.counts) == pytest.approx(before + 1, rel=0.01)
+    assert sum(source.exposure) == pytest.approx(7, rel=0.01)
+    assert len(source.recent_updates) == 1 and 101 <= source.recent_updates[0] <= 106
+    window = known_windows([source], [110], 12, 1.0)
+    assert window.known[0].tolist() == [False] + [True] * 7 + [False] * 4
 
 
 def test_outcomes_give_timeliness_friendliness_delay_and_fetches_per_item_as_defined():
@@ -71,10 +96,10 @@ def test_outcomes_give_timeliness_friendliness_delay_and_fetches_per_item_as_def
     # Fetches at 101 (nothing), 103 (one item listed at 102:30 → tick 103: timely), 106 (two items without a
     # time → placed at 104, the first tick since the last revisit: late, 2 h after that).
     source.fetches = 3
-    assert observe(source, _outcome(101), CLOCK)
-    assert observe(source, _outcome(103, 1, [CLOCK.tick_time(102) + timedelta(minutes=30)]), CLOCK)
-    assert observe(source, _outcome(106, 2, [None, None]), CLOCK)
-    assert source.updated_ticks == [103, 106] and source.etag == '"v2"'
+    assert observe(source, _outcome(101), CLOCK, PRIOR).in_order
+    assert observe(source, _outcome(103, 1, [CLOCK.tick_time(102) + timedelta(minutes=30)]), CLOCK, PRIOR).in_order
+    assert observe(source, _outcome(106, 2, [None, None]), CLOCK, PRIOR).in_order
+    assert 103 in source.recent_updates and source.etag == '"v2"'
     figures = source.figures(now_tick=110)
     # 10 ticks, update ticks {103, 104}; fetches at 101 and 106 fell on quiet ticks.
     assert figures["timeliness"] == 0.5
@@ -87,47 +112,145 @@ def test_items_from_before_the_watch_began_are_not_counted():
     source = start_watching(URL, "example.org", 100)
     # The first revisit finds what was published since the last read before the watch: listed before it, or
     # undated; only the item listed after the watch began counts.
-    assert observe(source, _outcome(102, 3, [CLOCK.tick_time(90), None, CLOCK.tick_time(101)]), CLOCK)
+    assert observe(source, _outcome(102, 3, [CLOCK.tick_time(90), None, CLOCK.tick_time(101)]), CLOCK, PRIOR).in_order
     assert (source.items, source.update_ticks) == (1, 1)
     # Later revisits count undated items (placed at the first tick since the previous revisit).
-    assert observe(source, _outcome(105, 1, [None]), CLOCK)
+    assert observe(source, _outcome(105, 1, [None]), CLOCK, PRIOR).in_order
     assert (source.items, source.update_ticks) == (2, 2)
 
 
-def test_a_date_after_the_revisit_is_an_event_date_not_a_publication_time():
+def test_an_event_list_is_detected_at_its_first_read_and_its_dates_are_not_publication_times():
+    now = DAY + 24 * 5
+    source = start_watching(URL, "example.org", now)
+    events = [CLOCK.tick_time(now) + timedelta(days=d) for d in (3, 10, 17, 24)] + [CLOCK.tick_time(now - 30)]
+    learned = observe(source, _outcome(now, listed=events), CLOCK, PRIOR).learned
+    assert learned.event_list and source.dates_are_events and sum(source.counts) == 0
+    # A new event next month: an update somewhere since the last read, never at its event date.
+    observe(source, _outcome(now + 4, 1, [CLOCK.tick_time(now) + timedelta(days=40)]), CLOCK, PRIOR)
+    assert sum(source.counts) == pytest.approx(1, rel=0.01)
+    assert now < source.recent_updates[0] <= now + 4
+    # Live figures: placed at the earliest tick, late, never timely.
+    assert (source.items, source.timely) == (1, 0)
+
+
+def test_a_date_after_the_revisit_is_an_event_date_and_a_little_clock_skew_is_tolerated():
     source = start_watching(URL, "example.org", 100)
-    assert observe(source, _outcome(101), CLOCK)
-    # An event list: the new item's date is next month's event. It appeared at some tick since the last
-    # revisit, not at this one: placed at the earliest (102), late, never timely.
-    assert observe(source, _outcome(105, 1, [CLOCK.tick_time(105) + timedelta(days=30)]), CLOCK)
+    assert observe(source, _outcome(101), CLOCK, PRIOR).in_order
+    learned = observe(source, _outcome(105, 1, [CLOCK.tick_time(105) + timedelta(days=30)]), CLOCK, PRIOR).learned
+    assert learned.future_dates == 1
     assert (source.items, source.update_ticks, source.timely) == (1, 1, 0)
     assert source.delay_hours == pytest.approx(4.0)
     # A site clock a few minutes ahead still dates the item at the revisit.
-    assert observe(source, _outcome(108, 1, [CLOCK.tick_time(108) + timedelta(minutes=5)]), CLOCK)
-    assert (source.items, source.timely) == (2, 1)
+    assert observe(source, _outcome(108, 1, [CLOCK.tick_time(108) + timedelta(minutes=5)]), CLOCK, PRIOR).in_order
+    assert (source.items, source.timely) == (2, 1) and 108 in source.recent_updates
+
+
+def test_old_items_that_reappear_are_not_new_updates():
+    source = start_watching(URL, "example.org", 200)
+    observe(source, _outcome(200), CLOCK, PRIOR)
+    learned = observe(source, _outcome(205, 2, [CLOCK.tick_time(150), CLOCK.tick_time(204)]), CLOCK, PRIOR).learned
+    assert learned.republished == 1 and sum(source.counts) == pytest.approx(1, rel=0.01)
 
 
 def test_an_outcome_older_than_the_last_one_counts_nothing_twice():
     source = start_watching(URL, "example.org", 100)
-    assert observe(source, _outcome(101), CLOCK)
-    assert observe(source, _outcome(105, 1, [None]), CLOCK)
-    assert not observe(source, _outcome(103, 1, [None]), CLOCK)
+    assert observe(source, _outcome(101), CLOCK, PRIOR).in_order
+    assert observe(source, _outcome(105, 1, [None]), CLOCK, PRIOR).in_order
+    assert not observe(source, _outcome(103, 1, [None]), CLOCK, PRIOR).in_order
     assert (source.items, source.update_ticks) == (1, 1)
 
 
-def test_a_failed_revisit_adds_no_items_and_a_burst_counts_each_item():
+def test_a_failed_read_teaches_nothing_and_the_next_read_covers_the_whole_gap():
     source = start_watching(URL, "example.org", 100)
-    assert observe(source, _outcome(101, read=False), CLOCK)
-    assert source.items == 0 and source.updated_ticks == []
-    assert not observe(source, _outcome(101), CLOCK)  # that tick's outcome is in already
+    observe(source, _outcome(100), CLOCK, PRIOR)
+    # The page 404s at 101…103 and comes back at 104 with one item from 102.
+    for tick in (101, 102, 103):
+        assert observe(source, _outcome(tick, read=False), CLOCK, PRIOR).learned is None
+    assert source.known_until == 100 and sum(source.exposure) == pytest.approx(1)
+    observe(source, _outcome(104, 1, [CLOCK.tick_time(102)]), CLOCK, PRIOR)
+    assert source.known_until == 104 and sum(source.exposure) == pytest.approx(5, rel=0.01)
+    assert source.recent_updates == [102]
+
+
+def test_a_burst_is_one_busy_tick_for_the_rhythm_and_every_item_for_the_figures():
+    source = start_watching(URL, "example.org", 100)
+    observe(source, _outcome(100), CLOCK, PRIOR)
     burst = 5000
-    observe(source, _outcome(102, burst, [CLOCK.tick_time(102)] * burst), CLOCK)
+    learned = observe(source, _outcome(102, burst, [CLOCK.tick_time(102)] * burst), CLOCK, PRIOR).learned
+    assert learned.burst and sum(source.counts) == pytest.approx(1, rel=0.01)
     assert (source.items, source.update_ticks, source.timely) == (burst, 1, 1)
-    assert source.updated_ticks == [102]
+
+
+@pytest.mark.parametrize("threshold, fetches", [(0.0, True), (1.01, False)])
+def test_a_batch_of_ticks_is_decided_at_the_threshold(threshold, fetches):
+    sources = [start_watching(f"{URL}/{n}", "example.org", 100) for n in range(3)]
+    due = [(source, tick_message(source, 101, CLOCK)) for source in sources]
+    decisions = decide(_rhythm_only(threshold), due, CLOCK, max_interval_ticks=None)
+    assert [d.message.fetch for d in decisions] == [fetches] * 3
+    assert all(0 <= d.message.probability <= 1 and d.message.policy == "test-rhythm" for d in decisions)
+    assert [source.last_tick for source in sources] == [101] * 3
+    if fetches:
+        request = decisions[0].request
+        assert (request.reason, request.url, request.source_url) == ("revisit", f"{URL}/0", f"{URL}/0")
+        assert request.tick_at == CLOCK.tick_time(101) and request.crawl_id == "revisit-101"
+    else:
+        assert all(d.request is None for d in decisions)
+    # The same tick again (a restart resends it) has the same ids: its rows and requests replace, not add.
+    assert tick_message(sources[0], 101, CLOCK).event_id == due[0][1].event_id
+
+
+def test_exploration_probes_a_small_share_of_ticks_and_the_same_tick_draws_the_same():
+    model = _rhythm_only(1.01)
+    source = start_watching(URL, "example.org", DAY)
+    explored = [tick for tick in range(DAY + 1, DAY + 1 + 24 * 30)
+                if decide(model, [(source, tick_message(source, tick, CLOCK))], CLOCK, None, None, 0.05)[0].explored]
+    assert 0.02 * 720 < len(explored) < 0.09 * 720
+    again = start_watching(URL, "example.org", DAY)
+    assert [t for t in range(DAY + 1, DAY + 1 + 24 * 30)
+            if decide(model, [(again, tick_message(again, t, CLOCK))], CLOCK, None, None, 0.05)[0].explored] == explored
+
+
+def _daily_at_seven(model: RhythmLSTM, days: int, dated: bool) -> list[list[int]]:
+    """A page publishing one item a day at 07:20 UTC, watched from cold start (its first read lists 20 earlier
+    ones, dated or not), decided tick by tick with a 24-h bound: the hours of day fetched, per day."""
+    start = DAY + 24 * 20
+    source = start_watching(URL, "example.org", start)
+    first_read(source, CLOCK)
+    history = [CLOCK.tick_time(DAY + 24 * d + 7) + timedelta(minutes=20) for d in range(20)]
+    observe(source, _outcome(start, listed=history if dated else [None] * 20), CLOCK, model.prior)
+    published = {DAY + 24 * d + 8 for d in range(20, 20 + days)}
+    fetched_hours: list[list[int]] = [[] for _ in range(days)]
+    last_read = start
+    for tick in range(start + 1, start + 24 * days + 1):
+        decision = decide(model, [(source, tick_message(source, tick, CLOCK))], CLOCK, 24, None, 0.02)[0]
+        if not decision.message.fetch:
+            continue
+        fetched_hours[(tick - start - 1) // 24].append((tick - 1 - DAY) % 24)
+        new = sorted(t for t in published if last_read < t <= tick)
+        observe(source, _outcome(tick, len(new), [CLOCK.tick_time(t - 1) + timedelta(minutes=20) for t in new]),
+                CLOCK, model.prior)
+        last_read = tick
+    return fetched_hours
+
+
+def test_a_page_publishing_at_seven_is_fetched_at_seven_within_three_days():
+    model = _rhythm_only(0.3)
+    days = _daily_at_seven(model, 4, dated=True)
+    # From its first read's dated history, at once.
+    assert all(7 in hours for hours in days[2:]), days
+    assert all(len(hours) <= 3 for hours in days[2:]), days
+
+
+def test_the_shipped_model_learns_a_seven_oclock_page_within_three_days():
+    from models.revisit.rhythm_model import load_model
+
+    days = _daily_at_seven(load_model(), 4, dated=False)
+    assert all(7 in hours for hours in days[2:]), days
+    assert all(len(hours) <= 4 for hours in days[2:]), days
 
 
 def test_no_page_starves_a_model_that_never_fetches_still_revisits_every_longest_interval():
-    never, always = _model(1.01), _model(0.0)
+    never, always = _rhythm_only(1.01), _rhythm_only(0.0)
     bound = starvation_ticks(24.0, CLOCK.tick_hours)
     source = start_watching(URL, "example.org", 100)
     fetched = [tick for tick in range(101, 101 + 72)

@@ -136,15 +136,3 @@ def test_a_crawler_sees_an_update_only_at_its_next_fetch():
     fetch = np.array([1, 0, 0, 1, 0, 1, 0, 0, 1, 0], dtype=bool)
     # Fetch at 3 sees the update at 1; at 5 those at 4 and 5; at 8 nothing new; the update at 9 is unseen.
     assert observed_bits(updated, fetch).astype(int).tolist() == [0, 0, 0, 1, 0, 1, 0, 0, 0, 0]
-
-
-def test_the_live_window_equals_the_training_window_for_the_same_history():
-    from models.revisit.model import live_window, windows_before
-
-    series = to_series("s", [START + timedelta(hours=h) for h in (3, 40, 41, 90, 300, 1302, 1400)], HOUR)
-    first_tick = round(series.start.timestamp() / 3600)
-    updated = [first_tick + int(t) for t in np.flatnonzero(series.updated)]
-    for tick in (12, 45, 95, 310, 1305, 1398):  # (earlier windows reach before the series)
-        offline = windows_before(series, np.array([tick]))[0]
-        live = live_window(updated, first_tick + tick, 1.0)
-        assert np.allclose(offline, live), tick
