@@ -45,6 +45,10 @@ class Placed:
     burst: bool = False
 
 
+def _tick_of(moment: datetime, tick_hours: float) -> int:
+    return int(np.ceil(moment.timestamp() / 3600 / tick_hours - 1e-9))
+
+
 def _is_date_only(moment: datetime) -> bool:
     return moment.hour == 0 and moment.minute == 0 and moment.second == 0
 
@@ -63,7 +67,7 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
         candidates = span
         if moment is not None and not dates_are_events:
             hours = moment.timestamp() / 3600
-            listed_tick = int(np.ceil(hours / tick_hours - 1e-9))
+            listed_tick = _tick_of(moment, tick_hours)
             if listed_tick > tick + 1:
                 placed.future_dates += 1
             elif republished_before is not None and listed_tick < republished_before:
@@ -121,9 +125,11 @@ def learn_read(state, prior: RhythmPrior, tick: int, listed: Sequence[datetime |
         event_list = bool(dated) and future >= EVENT_LIST_SHARE * len(dated)
         state.dates_are_events = event_list
         past = [moment for moment in dated if moment.timestamp() / 3600 <= (tick + 1) * tick_hours]
-        oldest = min((int(np.ceil(m.timestamp() / 3600 / tick_hours - 1e-9)) for m in past), default=tick)
-        # With nothing dated the first read tells no past: the page is known from this read on.
+        oldest = min((_tick_of(moment, tick_hours) for moment in past), default=tick)
+        # With nothing dated the first read tells no past: the page is known from this read on. An archive
+        # reaching back years is read for its last year.
         previous = tick - 1 if event_list or not past else max(oldest - 1, tick - 1 - int(366 * 24 / tick_hours))
+        past = [moment for moment in past if _tick_of(moment, tick_hours) > previous]
         placed = place_items([] if event_list else past, previous, tick, tick_hours, rates, False, None)
         placed.future_dates = future
         state.known_from = previous + 1

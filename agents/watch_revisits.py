@@ -49,6 +49,10 @@ _ticks_sent: dict[str, int] = {}
 @cache
 def model() -> RhythmLSTM:
     loaded = load_model(current_model_path(settings))
+    if loaded.tick_hours != clock.tick_hours:
+        # Its rhythm's slots and window are in ticks of its own length.
+        raise ValueError(f"the revisit model {loaded.version} works on {loaded.tick_hours:g}-h ticks; "
+                         f"SOURCEWATCH_REVISIT_TICK_HOURS is {clock.tick_hours:g}: train one for those ticks")
     log.info("revisit model %s (threshold %s, trained on %s)", loaded.version, loaded.threshold, loaded.trained_on)
     return loaded
 

@@ -39,7 +39,6 @@ from models.revisit.rhythm_model import (
     first_read_start,
     series_slot_sums,
     train,
-    training_prior,
 )
 
 GRID = np.geomspace(1e-6, 0.9, 24)

@@ -23,7 +23,8 @@ import torch
 from torch import nn
 
 from models.model_files import load_checked
-from models.revisit.data import SourceSeries, cyclic_time, cyclic_time_of
+from models.revisit.data import SourceSeries, cyclic_time
+from models.revisit.fitting import weighted_bce_epoch
 
 WINDOW = 10
 HIDDEN = 128
@@ -186,27 +187,8 @@ def train(sources: Sequence[SourceSeries], fit_ends: Sequence[int], seed: int = 
         # Updates are rare: weigh them as much as all quiet ticks together.
         w = torch.where(y > 0, w * (w[y == 0].sum() / max(float(w[y > 0].sum()), 1.0)), w)
         w = w / w.mean()
-        order = torch.randperm(len(y))
-        total = 0.0
-        for start in range(0, len(order), BATCH):
-            batch = order[start:start + BATCH]
-            loss = nn.functional.binary_cross_entropy_with_logits(model(x[batch], s[batch]), y[batch],
-                                                                  weight=w[batch])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(batch)
+        loss = weighted_bce_epoch(model, optimizer, (x, s), y, w, BATCH)
         if progress:
-            progress(epoch + 1, total / len(order))
+            progress(epoch + 1, loss)
     return model
 
-
-DEFAULT_MODEL = Path(__file__).with_name("revisit_default.pt")
-
-
-def load_predictor(path: Path | None = None) -> UpdatePredictor:
-    """The model at `path`, or the default one shipped in the package."""
-    path = path or DEFAULT_MODEL
-    if not path.is_file():
-        raise FileNotFoundError(f"no revisit model at {path}: train one with `sourcewatch train revisit`")
-    return UpdatePredictor.load(path)

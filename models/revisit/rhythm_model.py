@@ -28,6 +28,7 @@ from torch import nn
 
 from models.model_files import load_checked
 from models.revisit.data import SourceSeries, cyclic_time_of
+from models.revisit.fitting import weighted_bce_epoch
 from models.revisit.rhythm import RhythmPrior, fading, fit_prior, slot_count, slot_rates, slot_sums, slots_of
 
 FORMAT_VERSION = 1
@@ -275,18 +276,9 @@ def train(sources: Sequence[SourceSeries], fit_ends: Sequence[int], seed: int = 
         x, base, y, w = _samples(sources, fit_ends, prior, rng)
         w = w / w.mean()
         model.train()
-        order = torch.randperm(len(y))
-        total = 0.0
-        for start in range(0, len(order), BATCH):
-            batch = order[start:start + BATCH]
-            loss = nn.functional.binary_cross_entropy_with_logits(model(x[batch], base[batch]), y[batch],
-                                                                  weight=w[batch])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(batch)
+        loss = weighted_bce_epoch(model, optimizer, (x, base), y, w, BATCH)
         if progress:
-            progress(epoch + 1, total / max(len(order), 1))
+            progress(epoch + 1, loss)
     return model
 
 

@@ -30,7 +30,9 @@ def test_the_shipped_models_are_found_beside_their_code(tmp_path):
     code = ("from models.discovery.agent import DEFAULT_AGENT\n"
             "from models.discovery.classifier import DEFAULT_CLASSIFIER\n"
             "from models.pagination.tagger import DEFAULT_MODEL as PAGINATION\n"
-            "from models.revisit.model import DEFAULT_MODEL as REVISIT\n"
-            "print(all(path.is_file() for path in (DEFAULT_AGENT, DEFAULT_CLASSIFIER, PAGINATION, REVISIT)))")
+            "from models.revisit.report import PREVIOUS_MODEL\n"
+            "from models.revisit.rhythm_model import DEFAULT_MODEL as REVISIT\n"
+            "print(all(path.is_file() for path in (DEFAULT_AGENT, DEFAULT_CLASSIFIER, PAGINATION, REVISIT,\n"
+            "                                      PREVIOUS_MODEL)))")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr[-3000:]

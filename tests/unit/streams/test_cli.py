@@ -39,6 +39,7 @@ def test_every_command_and_task_answers_help(words, capsys):
         ["bench", "tag", "--sources", "5"],
         ["bench", "crawl", "--seeds", "http://example.org/"],
         ["watch", "https://example.org/events", "--max-pages", "3"],
+        ["demo", "--watch", "60"],  # the watch is in simulated days now (--watch-days)
         ["crawl-snapshots", "d", "--sources"],
         ["eval", "nonsense"],
     ],
@@ -63,6 +64,8 @@ def test_flags_shared_by_train_and_eval_are_parsed_for_each():
     ("words", "message"),
     [
         (["watch"], "watch needs --sources FILE or URLs"),
+        (["watch", "https://example.org/events", "--target-timeliness", "0.9"], "--target-timeliness sets the worker"),
+        (["watch", "https://example.org/events", "--run", "5", "--target-timeliness", "1.5"], "must lie in (0, 1]"),
         (["discover"], "discover needs homepage URLs"),
         (["discover", "not-a-url"], "not an absolute http(s) URL"),
         (["eval", "discovery", "--policy", "rl"], "needs --sites DIR… or --simweb N"),
