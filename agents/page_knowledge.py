@@ -20,7 +20,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 import numpy as np
 
@@ -43,6 +44,28 @@ class Placed:
     future_dates: int = 0
     republished: int = 0
     burst: bool = False
+
+
+def with_modified_time(listed: Sequence[datetime | None], last_modified: str | None, after: datetime,
+                       until: datetime) -> list[datetime | None]:
+    """The listed times with the newest item's made exact where the page's Last-Modified dates it: a page's
+    Last-Modified inside (after, until] that falls on the day an item is dated (without a time) or on an
+    undated item is when the newest of them appeared. The first such item in the list (listings run newest
+    first) takes it."""
+    listed = list(listed)
+    if not last_modified:
+        return listed
+    try:
+        modified = parsedate_to_datetime(last_modified)
+    except (TypeError, ValueError):
+        return listed
+    if modified.tzinfo is None or not after < modified <= until:
+        return listed
+    for index, moment in enumerate(listed):
+        if moment is None or (_is_date_only(moment) and moment.date() == modified.astimezone(UTC).date()):
+            listed[index] = modified.astimezone(UTC)
+            break
+    return listed
 
 
 def _tick_of(moment: datetime, tick_hours: float) -> int:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agents.page_knowledge import Learned, known_windows, learn_read
+from agents.page_knowledge import Learned, known_windows, learn_read, with_modified_time
 from infra.settings import Settings
 from models.revisit.rhythm import CELL_STRENGTH, RhythmPrior, slots_of, summarize_rhythm
 from models.revisit.rhythm_model import DEFAULT_MODEL, RhythmLSTM
@@ -238,22 +238,26 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock,
     if not outcome.read:
         return Observation(True)
     read_before = source.read_once
-    learned = learn_read(source, prior, tick, outcome.published if read_before else outcome.listed, not read_before)
+    # The page's Last-Modified dates its newest item where the listing gives only a day, or nothing.
+    since = clock.tick_time(source.known_until) if read_before else datetime.min.replace(tzinfo=UTC)
+    published = with_modified_time(outcome.published, outcome.last_modified, since, outcome.tick_at)
+    listed = published if read_before else with_modified_time(outcome.listed, outcome.last_modified, since,
+                                                              outcome.tick_at)
+    learned = learn_read(source, prior, tick, listed, not read_before)
     if outcome.new_items and tick != source.added_tick:
-        _count_figures(source, outcome, clock, previous, read_before)
+        _count_figures(source, outcome.new_items, published, tick, clock, previous, read_before)
     return Observation(True, learned)
 
 
-def _count_figures(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock, previous: int,
-                   read_before: bool) -> None:
-    tick = clock.tick_of(outcome.tick_at)
+def _count_figures(source: WatchedSource, new_items: int, published: list[datetime | None], tick: int,
+                   clock: RevisitClock, previous: int, read_before: bool) -> None:
     fetched_hours = tick * clock.tick_hours
     first_hours = previous * clock.tick_hours
     watch_began = source.added_tick * clock.tick_hours
     placed: set[int] = set()
     counted = 0
-    for index in range(outcome.new_items):
-        listed = outcome.published[index] if index < len(outcome.published) else None
+    for index in range(new_items):
+        listed = published[index] if index < len(published) else None
         listed_hours = listed.timestamp() / 3600 if listed is not None else None
         if listed_hours is not None and listed_hours > fetched_hours + clock.tick_hours:
             # Listed after the fetch (beyond a tick of clock skew): an event list's event date, not when the

@@ -266,3 +266,20 @@ def test_no_page_starves_a_model_that_never_fetches_still_revisits_every_longest
     # Unbounded, the model alone decides; on daily ticks the bound is at least one tick.
     assert not decide(never, [(source, tick_message(source, 400, CLOCK))], CLOCK, None)[0].message.fetch
     assert starvation_ticks(24.0, 24.0) == 1 and starvation_ticks(36.0, 24.0) == 2 and starvation_ticks(None, 1) is None
+
+
+def test_the_pages_last_modified_dates_its_newest_item_when_the_listing_gives_only_the_day():
+    from email.utils import format_datetime
+
+    start = DAY + 10
+    source = start_watching(URL, "example.org", start)
+    observe(source, _outcome(start), CLOCK, PRIOR)
+    published = CLOCK.tick_time(start + 4) - timedelta(minutes=20)  # in the tick ending at start + 4
+    day = datetime.combine(published.date(), datetime.min.time(), UTC)
+    outcome = _outcome(start + 6, 1, [day]).model_copy(update={"last_modified": format_datetime(published, usegmt=True)})
+    observe(source, outcome, CLOCK, PRIOR)
+    assert source.recent_updates == [start + 4] and source.delay_hours == pytest.approx(2 + 20 / 60)
+    # A Last-Modified at or after the fetch (a page that always says "now") dates nothing.
+    now = format_datetime(CLOCK.tick_time(start + 9) + timedelta(seconds=5), usegmt=True)
+    observe(source, _outcome(start + 9, 1, [day]).model_copy(update={"last_modified": now}), CLOCK, PRIOR)
+    assert len(source.recent_updates) == 2 and source.recent_updates[-1] > start + 6
