@@ -1,10 +1,10 @@
 """`sourcewatch eval revisit --cold-start`: every revisit policy watching pages it never trained on, from what a
 first read of each listing shows, on honest observations.
 
-Sources are split into folds by source. For each fold, what learns across pages (the rhythm prior, the
-models) learns from the other folds' sources, before their validation window; thresholds are chosen by
-rolling every policy out on those training sources' validation windows (a cold start at its beginning); the
-held-out fold's sources are then watched over their test span. A watch starts with the listing's first
+Sources are split into folds by source. For each fold, what learns across pages (the rhythm prior, TSP-R)
+learns from the other folds' sources: a first model before their validation windows, whose rollouts there
+(a cold start at each window's beginning) choose every policy's threshold, and a final model on their whole
+training parts; the held-out fold's sources are then watched over their test span. A watch starts with the listing's first
 read: its last FIRST_READ_ITEMS items, dated at the series' resolution, so the page's updates from the oldest
 of them to the watch's start are known. From then on a policy learns only what its own fetches show: a fetch
 at tick t reveals the ticks since the previous fetch with their dated updates; ticks since the last fetch

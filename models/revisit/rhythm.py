@@ -8,8 +8,8 @@ page going quiet) is read by what it does now, not by its average over years. Th
 slot is estimated hierarchically (empirical Bayes), each level shrunk towards the one above by pseudo-counts:
 
     page rate   r = (N + A·r₀) / (E + A)                      the prior's rate r₀ worth A ticks
-    hour shape  H_h = (n_h + B·g_h) / (r·e_h + B)             the prior's hour-of-day shape g_h, B events
-    day shape   D_d = (n_d + B·g_d) / (Σ_h r·H_h·e_dh + B)     the prior's day-of-week shape g_d
+    hour shape  H_h = (n_h + b·g_h) / (r·e_h + b), b = B/24    the prior's hour-of-day shape g_h, B events in all
+    day shape   D_d = (n_d + c·g_d) / (Σ_h r·H_h·e_dh + c), c = B/7    the prior's day-of-week shape g_d
     cell        λ = (n_c + K·r·H_h·D_d) / (e_c + K)            the hour of week itself, K ticks
 
 and P(update in a tick) = 1 − exp(−λ). A new page starts at the prior (the shared clock of the training
@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 HOURS_PER_WEEK = 168
-# Pseudo-counts: the prior's rate is worth two weeks of ticks; each shape three events; a cell four ticks.
+# Pseudo-counts: the prior's rate is worth two weeks of ticks; each shape three events in all (spread over its
+# hours or days by the prior's shape); a cell four ticks.
 RATE_STRENGTH_DAYS = 14.0
 SHAPE_STRENGTH = 3.0
 CELL_STRENGTH = 4.0
@@ -108,17 +109,16 @@ def slot_rates(prior: RhythmPrior, counts: np.ndarray, exposure: np.ndarray) -> 
     counts, exposure = np.asarray(counts, dtype=np.float64), np.asarray(exposure, dtype=np.float64)
     rate_strength = RATE_STRENGTH_DAYS * 24 / prior.tick_hours
     rate = (counts.sum(-1) + rate_strength * prior.rate) / (exposure.sum(-1) + rate_strength)
-    day_shape = np.asarray(prior.day_shape)
+    day_shape, per_day = np.asarray(prior.day_shape), SHAPE_STRENGTH / 7
     if prior.slots == 7:
-        day = (counts + SHAPE_STRENGTH * day_shape) / (rate[..., None] * exposure + SHAPE_STRENGTH)
+        day = (counts + per_day * day_shape) / (rate[..., None] * exposure + per_day)
         return np.maximum(rate[..., None] * day, MIN_RATE)
     cells = counts.reshape(*counts.shape[:-1], 7, 24)
     cell_exposure = exposure.reshape(*exposure.shape[:-1], 7, 24)
-    hour_shape = np.asarray(prior.hour_shape)
-    hour = (cells.sum(-2) + SHAPE_STRENGTH * hour_shape) / (
-        rate[..., None] * cell_exposure.sum(-2) + SHAPE_STRENGTH)
+    hour_shape, per_hour = np.asarray(prior.hour_shape), SHAPE_STRENGTH / 24
+    hour = (cells.sum(-2) + per_hour * hour_shape) / (rate[..., None] * cell_exposure.sum(-2) + per_hour)
     expected = (rate[..., None, None] * hour[..., None, :] * cell_exposure).sum(-1)
-    day = (cells.sum(-1) + SHAPE_STRENGTH * day_shape) / (expected + SHAPE_STRENGTH)
+    day = (cells.sum(-1) + per_day * day_shape) / (expected + per_day)
     factored = rate[..., None, None] * day[..., :, None] * hour[..., None, :]
     cell = (cells + CELL_STRENGTH * factored) / (cell_exposure + CELL_STRENGTH)
     return np.maximum(cell.reshape(counts.shape), MIN_RATE)

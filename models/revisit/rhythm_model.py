@@ -5,8 +5,9 @@ after: ticks since then are unknown, not quiet. The page's rhythm (models.revisi
 hour/day profile, learned online from those dated observations with the training pages as prior) gives a
 baseline P(update) for every tick; the LSTM reads the last WINDOW ticks up to the one to predict — per tick
 known update / known quiet / unknown, the rhythm's logit there, the ticks since the last known update and
-since the last fetch, how much history the page has, and the cyclic time — and adds a learned correction to
-the rhythm's logit at the predicted tick. So a page the model never saw starts on its own clock (its first
+since the last fetch, how much history the page has — and adds a learned correction to the rhythm's logit at
+the predicted tick. It reads no time of day or week: a global model that did (the previous TSP) learns the
+training publisher's clock and overrides a page's own; here the clock is the page's rhythm alone. So a page the model never saw starts on its own clock (its first
 read's dated items), and the LSTM learns what the slot table cannot: bursts, gaps, what a fresh update says
 about the next hours.
 
@@ -27,13 +28,13 @@ import torch
 from torch import nn
 
 from models.model_files import load_checked
-from models.revisit.data import SourceSeries, cyclic_time_of
+from models.revisit.data import SourceSeries
 from models.revisit.fitting import weighted_bce_epoch
 from models.revisit.rhythm import RhythmPrior, fading, fit_prior, slot_count, slot_rates, slot_sums, slots_of
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 HIDDEN = 32
-INPUTS = 12
+INPUTS = 6
 # Ticks read before the predicted one, and the predicted tick itself.
 WINDOWS = {"hours": 24, "days": 14}
 GAP_CAP = 2000
@@ -90,13 +91,12 @@ def model_inputs(prior: RhythmPrior, window: KnownWindow) -> tuple[np.ndarray, n
     gap = np.minimum(ticks - last, GAP_CAP)
     unknown_for = np.clip(ticks - window.last_fetch[:, None], 0, GAP_CAP)
     history = np.log1p(window.counts.sum(1)) / np.log(1000)
-    hours = ticks * prior.tick_hours
-    times = cyclic_time_of(hours.reshape(-1)).reshape(*ticks.shape, 6)
     scale = np.log1p(GAP_CAP)
+    # No time of day or week: the page's clock is its rhythm's, never one the training pages share.
     inputs = np.concatenate([
         updated[..., None], (known & ~updated)[..., None], (logits / LOGIT_SCALE)[..., None],
         (np.log1p(gap) / scale)[..., None], (np.log1p(unknown_for) / scale)[..., None],
-        np.broadcast_to(history[:, None, None], (*ticks.shape, 1)), times], axis=2)
+        np.broadcast_to(history[:, None, None], (*ticks.shape, 1))], axis=2)
     return inputs.astype(np.float32), logits[:, -1].astype(np.float32)
 
 
