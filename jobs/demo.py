@@ -12,6 +12,7 @@ Stages that do not exist yet are reported as not available (null), never faked.
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import time
@@ -156,11 +157,11 @@ def evaluate_new_items(truth: dict, detected: list[tuple[str, str]],
 
 
 def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], tick_hours: float,
-                      start: datetime | None = None) -> dict:
+                      start: datetime | None = None, weeks: int = 0) -> dict:
     """The revisits against the truth, as DESIGN.md defines the figures, over each source's decided ticks:
     y_t = an item was published in the tick, c_t = the model fetched at its end; beside them the fixed
-    intervals RC(k) on the same ticks. With `start`, also per week since then (`weeks`: one entry per week
-    begun, each with the same figures over that week's ticks)."""
+    intervals RC(k) on the same ticks. With `start`, also per week since then, for `weeks` weeks (`weeks`: one
+    entry per week, each with the same figures over that week's ticks; the last may be partial)."""
     from models.revisit.data import SourceSeries
     from models.revisit.evaluation import summarize, window_counts
     from models.revisit.policies import rc
@@ -189,7 +190,7 @@ def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], 
         if start is not None:
             # Week w holds the ticks ending in (start + w weeks, start + w + 1 weeks].
             offset = round((start.replace(tzinfo=UTC) - origin) / tick)
-            for week in range(max(0, -(-(ticks - offset) // week_ticks))):
+            for week in range(min(weeks, max(0, -(-(ticks - offset) // week_ticks)))):
                 a, b = max(1, offset + week * week_ticks + 1), min(ticks + 1, offset + (week + 1) * week_ticks + 1)
                 if a < b:
                     spans.append((week, a, b))
@@ -247,9 +248,7 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
     beside them."""
     request = urllib.request.Request(control + "/__clock__", data=json.dumps({"speed": plan.watch_speed}).encode(),
                                      headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        clock = json.loads(response.read())
-    started_wall, started = datetime.now(UTC), datetime.fromisoformat(clock["now"])
+    urllib.request.urlopen(request, timeout=60).close()
     try:
         watched = run_to_completion(["watch", *reached, "--run", str(plan.watch_seconds)], plan.watch_seconds + 180,
                                     _simulated_clock(control))
@@ -261,12 +260,19 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
 
     settings = get_settings()
     _, rows = read_clickhouse(settings, queries.revisit_decisions_of(reached))
-    decisions = [(url, _instant(at), fetch) for url, at, fetch in rows]
+    decisions = [(url, _instant(at), fetch) for url, at, fetch, _ in rows]
+    if not decisions:
+        return {"error": "the worker decided no tick of the watched pages"}
+    # The watch began with the first tick decided (the worker takes a while to start): weeks count from there,
+    # on the simulated clock for the truth and on the wall clock for the live sums streamed.
+    first = min(rows, key=lambda row: _instant(row[1]))
+    tick = timedelta(hours=settings.revisit_tick_hours)
+    started, started_wall = _instant(first[1]) - tick, _instant(first[3])
     live = {name: statistics.fmean(values) if (values := [row[name] for row in watched["sources"]
                                                           if row[name] is not None]) else None
             for name in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
     against_truth = evaluate_revisits(_control(control + "/__truth__"), decisions, settings.revisit_tick_hours,
-                                      started)
+                                      started, math.ceil(plan.watch_days / 7))
     week_wall = timedelta(hours=WEEK_HOURS) / plan.watch_speed * 3600
     boundaries = [started_wall + week * week_wall for week in range(len(against_truth.get("weeks", [])) + 1)]
     _, sums = read_clickhouse(settings, queries.revisit_sums_of(reached))
@@ -276,7 +282,7 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
              for index, (week, live_week) in enumerate(zip(against_truth.pop("weeks", []), live_by_week))]
     # Counted from ClickHouse after the worker stopped: it may decide a few more ticks while stopping.
     return {"watched": len(reached), "decisions": len(decisions), "revisits": sum(bool(f) for *_, f in decisions),
-            "simulated_hours": round(plan.watch_seconds * plan.watch_speed / 3600, 1),
+            "simulated_hours": round((max(at for _, at, _ in decisions) - started) / timedelta(hours=1), 1),
             "live_estimate": {name: round4(value) for name, value in live.items()},
             "against_truth": against_truth, "weeks": weeks}
 

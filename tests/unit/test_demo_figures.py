@@ -89,7 +89,7 @@ def test_revisits_are_scored_per_week_beside_fixed_intervals_on_the_same_ticks()
     items = [{"published_at": (start + timedelta(days=d, hours=7.5)).isoformat()} for d in range(10)]
     truth = {"a": {"source_pages": [{"url": url, "items": items}]}}
     decisions = [(url, start + timedelta(hours=h), (h - 8) % 24 == 0) for h in range(1, 24 * 10 + 1)]
-    result = evaluate_revisits(truth, decisions, 1.0, start)
+    result = evaluate_revisits(truth, decisions, 1.0, start, weeks=2)
     assert result["items_published"] == 10 and result["model"]["timeliness"] == 1.0
     assert result["model"]["friendliness"] == 1.0
     weeks = result["weeks"]
