@@ -90,9 +90,9 @@ def new_items_of_crawl(crawl_id: str) -> Query:
 
 
 def revisit_decisions_of(page_urls: list[str]) -> Query:
-    """Each decision on these pages: (page, tick, fetch, when it was made)."""
-    return Query("SELECT page_url, tick_at, fetch, created_at FROM revisit_decisions "
-                 "WHERE page_url IN {pages:Array(String)}", {"pages": page_urls})
+    """Each decision on these pages: (page, tick, fetch)."""
+    return Query("SELECT page_url, tick_at, fetch FROM revisit_decisions WHERE page_url IN {pages:Array(String)}",
+                 {"pages": page_urls})
 
 
 # The sums a watched page's live figures are made of (gauges of stage revisit, label source).

@@ -209,25 +209,31 @@ def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], 
     return result
 
 
-def live_weeks(sums: list[tuple[str, str, float, datetime]], boundaries: list[datetime]) -> list[dict]:
-    """The live estimates per week from the sums each page streamed (page, name, value, at): a week's figures
-    are the difference of the sums last streamed before its two boundaries (wall-clock times), macro over
-    the pages as the truth's are."""
+def live_weeks(sums: list[tuple[str, str, float, datetime]], weeks: int, tick_hours: float) -> list[dict]:
+    """The live estimates per week from the sums each page streamed (page, name, value, at): a page's week is
+    the difference of its last sums streamed within the week and those streamed within the weeks before it,
+    placed by the page's own clock (`ticks_watched` in the same flush); macro over the pages, as the truth's
+    figures are."""
     from models.revisit.evaluation import round4
 
-    def at(moment: datetime) -> dict[str, dict[str, float]]:
-        latest: dict[str, dict[str, float]] = {}
-        for page, name, value, created in sums:
-            if created.replace(tzinfo=UTC) <= moment:
-                latest.setdefault(page, {})[name] = value
-        return latest
+    flushes: dict[tuple[str, datetime], dict[str, float]] = {}
+    for page, name, value, created in sums:
+        flushes.setdefault((page, created), {})[name] = value
+    by_page: dict[str, list[dict[str, float]]] = {}
+    for (page, _), values in sorted(flushes.items(), key=lambda item: item[0][1]):
+        if "ticks_watched" in values:
+            by_page.setdefault(page, []).append(values)
+    week_ticks = round(WEEK_HOURS / tick_hours)
 
-    weeks = []
-    for begin, end in zip(boundaries, boundaries[1:]):
-        before, after = at(begin), at(end)
+    def until(snapshots: list[dict[str, float]], ticks: int) -> dict[str, float]:
+        within = [values for values in snapshots if values["ticks_watched"] <= ticks]
+        return within[-1] if within else {}
+
+    result = []
+    for week in range(weeks):
         timeliness, friendliness = [], []
-        for page, now in after.items():
-            then = before.get(page, {})
+        for snapshots in by_page.values():
+            then, now = until(snapshots, week * week_ticks), until(snapshots, (week + 1) * week_ticks)
             delta = {name: now.get(name, 0.0) - then.get(name, 0.0) for name in queries.REVISIT_SUMS}
             updates, timely, fetches = delta["update_ticks"], delta["timely_ticks"], delta["revisits"]
             quiet = delta["ticks_watched"] - updates
@@ -235,9 +241,9 @@ def live_weeks(sums: list[tuple[str, str, float, datetime]], boundaries: list[da
                 timeliness.append(timely / updates)
             if quiet > 0:
                 friendliness.append(max(quiet - (fetches - timely), 0) / quiet)
-        weeks.append({"timeliness": round4(statistics.fmean(timeliness)) if timeliness else None,
-                      "friendliness": round4(statistics.fmean(friendliness)) if friendliness else None})
-    return weeks
+        result.append({"timeliness": round4(statistics.fmean(timeliness)) if timeliness else None,
+                       "friendliness": round4(statistics.fmean(friendliness)) if friendliness else None})
+    return result
 
 
 def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
@@ -260,23 +266,20 @@ def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
 
     settings = get_settings()
     _, rows = read_clickhouse(settings, queries.revisit_decisions_of(reached))
-    decisions = [(url, _instant(at), fetch) for url, at, fetch, _ in rows]
+    decisions = [(url, _instant(at), fetch) for url, at, fetch in rows]
     if not decisions:
         return {"error": "the worker decided no tick of the watched pages"}
-    # The watch began with the first tick decided (the worker takes a while to start): weeks count from there,
-    # on the simulated clock for the truth and on the wall clock for the live sums streamed.
-    first = min(rows, key=lambda row: _instant(row[1]))
-    tick = timedelta(hours=settings.revisit_tick_hours)
-    started, started_wall = _instant(first[1]) - tick, _instant(first[3])
+    # The watch began with the first tick decided (the worker takes a while to start): the truth's weeks count
+    # from there, as each page's live sums count from its watch's start.
+    started = min(at for _, at, _ in decisions) - timedelta(hours=settings.revisit_tick_hours)
     live = {name: statistics.fmean(values) if (values := [row[name] for row in watched["sources"]
                                                           if row[name] is not None]) else None
             for name in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
     against_truth = evaluate_revisits(_control(control + "/__truth__"), decisions, settings.revisit_tick_hours,
                                       started, math.ceil(plan.watch_days / 7))
-    week_wall = timedelta(hours=WEEK_HOURS) / plan.watch_speed * 3600
-    boundaries = [started_wall + week * week_wall for week in range(len(against_truth.get("weeks", [])) + 1)]
     _, sums = read_clickhouse(settings, queries.revisit_sums_of(reached))
-    live_by_week = live_weeks([(page, name, value, _instant(at)) for page, name, value, at in sums], boundaries)
+    live_by_week = live_weeks([(page, name, value, _instant(at)) for page, name, value, at in sums],
+                              len(against_truth.get("weeks", [])), settings.revisit_tick_hours)
     weeks = [{"week": index + 1, "model": week["model"], "live": live_week,
               **{f"rc_{k}": week[f"rc_{k}"] for k in REFERENCE_INTERVALS}, "items_published": week["items_published"]}
              for index, (week, live_week) in enumerate(zip(against_truth.pop("weeks", []), live_by_week))]

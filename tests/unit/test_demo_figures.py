@@ -106,12 +106,13 @@ def test_the_live_estimate_of_a_week_is_the_difference_of_the_sums_at_its_bounda
 
     t0 = datetime(2026, 11, 24, tzinfo=UTC)
     sums = []
-    for minute, (ticks, revisits, updates, timely) in enumerate([(0, 1, 0, 0), (168, 15, 7, 7), (336, 40, 14, 10)]):
+    # A page's flushes, placed by its own clock (ticks watched): the last of week 1 at tick 160, of week 2 at 330.
+    for minute, (ticks, revisits, updates, timely) in enumerate([(5, 1, 0, 0), (160, 15, 7, 7), (330, 40, 14, 10)]):
         for name, value in (("ticks_watched", ticks), ("revisits", revisits), ("update_ticks", updates),
                             ("timely_ticks", timely), ("new_items", updates), ("delay_hours_sum", 0.0)):
             sums.append(("p", name, float(value), t0 + timedelta(minutes=minute)))
-    weeks = live_weeks(sums, [t0 + timedelta(seconds=30), t0 + timedelta(seconds=90), t0 + timedelta(seconds=150)])
-    # Week 1: 7 of 7 update ticks caught, 14 revisits of which 7 on quiet ticks out of 161 quiet ticks.
-    assert weeks[0] == {"timeliness": 1.0, "friendliness": round((161 - 7) / 161, 4)}
-    # Week 2: 3 of 7 caught, 25 revisits, 22 on quiet ticks.
-    assert weeks[1] == {"timeliness": round(3 / 7, 4), "friendliness": round((161 - 22) / 161, 4)}
+    weeks = live_weeks(sums, 2, 1.0)
+    # Week 1: 7 of 7 update ticks caught, 15 revisits of which 8 on quiet ticks, out of 153 quiet ticks.
+    assert weeks[0] == {"timeliness": 1.0, "friendliness": round((153 - 8) / 153, 4)}
+    # Week 2: 3 of 7 caught, 25 revisits, 22 on quiet ticks out of 163.
+    assert weeks[1] == {"timeliness": round(3 / 7, 4), "friendliness": round((163 - 22) / 163, 4)}
