@@ -85,9 +85,12 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
     assert [(row["policy"], row["pages"]) for row in scored] == [("bfs", 2),
                                                                  ("rl", 2 + found["clicks"] + none["clicks"] + 2)]
     assert scored[1]["unscored"] == 0
-    fetched = _sql("SELECT reason, count() AS n FROM fetches GROUP BY reason ORDER BY reason", pipeline_env)
-    assert {row["reason"]: row["n"] for row in fetched} == {
-        "discover": 4 + found["clicks"] + none["clicks"] + refreshed["clicks"] + 1, "source": 2}
+    fetched = {row["reason"]: row["n"] for row in _sql("SELECT reason, count() AS n FROM fetches GROUP BY reason "
+                                                        "ORDER BY reason", pipeline_env)}
+    # Each watched page is also read at once by the revisit stage (its first read, a `revisit` fetch), if the
+    # worker got to it before the command ended.
+    assert fetched.pop("revisit", 0) <= 2
+    assert fetched == {"discover": 4 + found["clicks"] + none["clicks"] + refreshed["clicks"] + 1, "source": 2}
 
 
 def test_discover_refuses_what_is_not_a_homepage_url(pipeline_env):
