@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -41,6 +41,9 @@ class Placed:
     """The updates a read revealed: per tick, its share of an update (≤ 1), and what was not read as one."""
 
     shares: dict[int, float]
+    # Each item read as an update: its expected publication time (hours since the epoch) — its listed time
+    # where that is exact, else the mean of the ticks it is shared over.
+    item_hours: list[float] = field(default_factory=list)
     future_dates: int = 0
     republished: int = 0
     burst: bool = False
@@ -87,7 +90,7 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
     weights = 1 - np.exp(-rates[slots_of(span, tick_hours)])
     total: dict[int, float] = {}
     for moment in listed:
-        candidates = span
+        candidates, exact = span, None
         if moment is not None and not dates_are_events:
             hours = moment.timestamp() / 3600
             listed_tick = _tick_of(moment, tick_hours)
@@ -101,12 +104,14 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
                 if _is_date_only(moment) and tick_hours < 24:
                     last = int(np.ceil((hours + 24) / tick_hours - 1e-9))
                 inside = span[(span >= listed_tick) & (span <= last)]
+                exact = hours if last == listed_tick and len(inside) else None
                 # A time before the previous read (clock skew, a late listing) clamps to its first tick.
                 candidates = inside if len(inside) else span[:1] if listed_tick <= previous else span[-1:]
         share = weights[candidates - span[0]]
         share = share / share.sum() if share.sum() > 0 else np.full(len(candidates), 1 / len(candidates))
         for candidate, value in zip(candidates.tolist(), share.tolist()):
             total[candidate] = total.get(candidate, 0.0) + value
+        placed.item_hours.append(exact if exact is not None else float(share @ (candidates - 0.5)) * tick_hours)
     placed.burst = any(value > 1 for value in total.values())
     placed.shares = {candidate: min(value, 1.0) for candidate, value in total.items()}
     return placed
@@ -114,9 +119,12 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
 
 @dataclass(frozen=True)
 class Learned:
-    """What one read taught: the updates placed and any dates not read as publication times (for the log)."""
+    """What one read taught: the updates placed (their expected number; the whole ticks the model's window
+    reads them at; each item's expected time) and any dates not read as publication times (for the log)."""
 
     updates: float
+    update_ticks: frozenset[int]
+    item_hours: tuple[float, ...]
     future_dates: int
     republished: int
     burst: bool
@@ -174,20 +182,17 @@ def learn_read(state, prior: RhythmPrior, tick: int, listed: Sequence[datetime |
     likeliest = _likeliest_ticks(placed.shares)
     state.recent_updates = sorted(set(state.recent_updates) | likeliest)[-RECENT_UPDATES:]
     state.known_until = max(tick, state.known_until if state.known_until is not None else tick)
-    return Learned(float(sum(placed.shares.values())), placed.future_dates, placed.republished, placed.burst,
-                   event_list)
+    return Learned(float(sum(placed.shares.values())), frozenset(likeliest), tuple(placed.item_hours),
+                   placed.future_dates, placed.republished, placed.burst, event_list)
 
 
 def _likeliest_ticks(shares: dict[int, float]) -> set[int]:
-    """Whole ticks for the window: every tick holding at least half an update, else the likeliest ones, as
-    many as the updates placed (rounded up)."""
+    """Whole ticks for the window and the live figures: the likeliest ones, as many as the updates placed
+    (rounded, at least one); of equally likely ticks the earliest."""
     if not shares:
         return set()
-    whole = {t for t, share in shares.items() if share >= 0.5}
-    if whole:
-        return whole
     wanted = max(1, round(sum(shares.values())))
-    return set(sorted(shares, key=lambda t: -shares[t])[:wanted])
+    return set(sorted(shares, key=lambda t: (-shares[t], t))[:wanted])
 
 
 def known_windows(states: Sequence, ticks: Sequence[int], width: int, tick_hours: float) -> KnownWindow:

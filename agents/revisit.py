@@ -10,13 +10,12 @@ the operating threshold (the model's, or the one its validation curve gives for 
 it has gone `max_interval` without a revisit, or — a small exploration share, larger where the page's rhythm
 has seen little of the slot — to probe a time the model is unsure of.
 
-The live figures follow DESIGN.md's definitions with y_t estimated from what the revisits found: a revisit
-at tick T that finds new items places each item at the tick of its listed time, clamped into the ticks since
-the previous revisit, or at the first of those ticks when the listing gives no time, or a time after the
-revisit (an event date, not a publication time) — the earliest it could have appeared, so the estimate errs
-towards lower timeliness and longer delays, never higher. An update
-tick is timely when it is the revisit's own tick. Items listed before the watch began, and undated ones the
-first revisit finds, predate the watch and are not counted.
+The live figures follow DESIGN.md's definitions with y_t estimated from what the revisits found, placed as
+the page's knowledge places them (agents.page_knowledge): an item with an exact listed time at its tick, one
+dated by day or not at all at the likeliest of its possible ticks since the previous read under the page's
+rhythm (the same whole ticks the model's window reads), a republished old item not at all. An update tick is
+timely when it is the revisit's own tick; an item's delay runs from its listed time, or its expected time,
+to the revisit. What the first read lists predates the watch and is not counted.
 """
 
 from __future__ import annotations
@@ -233,7 +232,6 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock,
     tick = clock.tick_of(outcome.tick_at)
     if tick <= source.observed_until:
         return Observation(False)
-    previous = source.observed_until
     source.observed_until = tick
     if not outcome.read:
         return Observation(True)
@@ -244,37 +242,21 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock,
     listed = published if read_before else with_modified_time(outcome.listed, outcome.last_modified, since,
                                                               outcome.tick_at)
     learned = learn_read(source, prior, tick, listed, not read_before)
-    if outcome.new_items and tick != source.added_tick:
-        _count_figures(source, outcome.new_items, published, tick, clock, previous, read_before)
+    if outcome.new_items:
+        _count_figures(source, learned, tick, clock)
     return Observation(True, learned)
 
 
-def _count_figures(source: WatchedSource, new_items: int, published: list[datetime | None], tick: int,
-                   clock: RevisitClock, previous: int, read_before: bool) -> None:
-    fetched_hours = tick * clock.tick_hours
-    first_hours = previous * clock.tick_hours
-    watch_began = source.added_tick * clock.tick_hours
-    placed: set[int] = set()
-    counted = 0
-    for index in range(new_items):
-        listed = published[index] if index < len(published) else None
-        listed_hours = listed.timestamp() / 3600 if listed is not None else None
-        if listed_hours is not None and listed_hours > fetched_hours + clock.tick_hours:
-            # Listed after the fetch (beyond a tick of clock skew): an event list's event date, not when the
-            # item appeared — read it as undated rather than as published at the revisit (which would count
-            # it timely).
-            listed_hours = None
-        # Items from before the watch began (listed so, or undated before the page was first read) are not
-        # its to count.
-        if listed_hours <= watch_began if listed_hours is not None else not read_before:
-            continue
-        hours = min(max(listed_hours if listed_hours is not None else first_hours, first_hours), fetched_hours)
-        placed.add(min(max(clock.tick_of(datetime.fromtimestamp(hours * 3600, UTC)), previous + 1), tick))
-        source.delay_hours += fetched_hours - hours
-        counted += 1
-    source.items += counted
-    source.update_ticks += len(placed)
-    source.timely += tick in placed
+def _count_figures(source: WatchedSource, learned: Learned, tick: int, clock: RevisitClock) -> None:
+    """The read's updates since the watch began in the live figures, where the page's knowledge placed them
+    (a first read that had failed at the watch's start may list items from after it)."""
+    fetched_hours, began_hours = tick * clock.tick_hours, source.added_tick * clock.tick_hours
+    item_hours = [hours for hours in learned.item_hours if hours > began_hours]
+    update_ticks = {placed for placed in learned.update_ticks if placed > source.added_tick}
+    source.items += len(item_hours)
+    source.delay_hours += sum(max(fetched_hours - hours, 0.0) for hours in item_hours)
+    source.update_ticks += len(update_ticks)
+    source.timely += tick in update_ticks
 
 
 def rhythm_figures(source: WatchedSource, prior: RhythmPrior) -> dict[str, float | None]:

@@ -94,25 +94,28 @@ def test_a_revisit_reveals_only_the_ticks_since_the_last_read_and_shares_an_unda
 def test_outcomes_give_timeliness_friendliness_delay_and_fetches_per_item_as_defined():
     source = start_watching(URL, "example.org", 100)
     # Fetches at 101 (nothing), 103 (one item listed at 102:30 → tick 103: timely), 106 (two items without a
-    # time → placed at 104, the first tick since the last revisit: late, 2 h after that).
+    # time: two updates over ticks 104…106, equally likely under a flat rhythm → the earliest two, 104 and 105,
+    # late; each item expected at 104:30, 1.5 h before the revisit).
     source.fetches = 3
     assert observe(source, _outcome(101), CLOCK, PRIOR).in_order
     assert observe(source, _outcome(103, 1, [CLOCK.tick_time(102) + timedelta(minutes=30)]), CLOCK, PRIOR).in_order
     assert observe(source, _outcome(106, 2, [None, None]), CLOCK, PRIOR).in_order
     assert 103 in source.recent_updates and source.etag == '"v2"'
     figures = source.figures(now_tick=110)
-    # 10 ticks, update ticks {103, 104}; fetches at 101 and 106 fell on quiet ticks.
-    assert figures["timeliness"] == 0.5
-    assert figures["friendliness"] == pytest.approx((8 - 2) / 8)
-    assert figures["delay_h"] == pytest.approx((0.5 + 3 + 3) / 3)
+    # 10 ticks, update ticks {103, 104, 105}; fetches at 101 and 106 fell on quiet ticks.
+    assert figures["timeliness"] == pytest.approx(1 / 3)
+    assert figures["friendliness"] == pytest.approx((7 - 2) / 7)
+    assert figures["delay_h"] == pytest.approx((0.5 + 1.5 + 1.5) / 3)
     assert figures["fetches_per_item"] == 1.0
 
 
 def test_items_from_before_the_watch_began_are_not_counted():
     source = start_watching(URL, "example.org", 100)
-    # The first revisit finds what was published since the last read before the watch: listed before it, or
-    # undated; only the item listed after the watch began counts.
-    assert observe(source, _outcome(102, 3, [CLOCK.tick_time(90), None, CLOCK.tick_time(101)]), CLOCK, PRIOR).in_order
+    # The first read fails; the next read is the page's first: what it lists is history — listed before the
+    # watch began, or undated — except the item listed after the watch began, which counts.
+    assert observe(source, _outcome(100, read=False), CLOCK, PRIOR).in_order
+    listed = [CLOCK.tick_time(101), None, CLOCK.tick_time(90)]
+    assert observe(source, _outcome(102, 3, listed, listed=listed), CLOCK, PRIOR).in_order
     assert (source.items, source.update_ticks) == (1, 1)
     # Later revisits count undated items (placed at the first tick since the previous revisit).
     assert observe(source, _outcome(105, 1, [None]), CLOCK, PRIOR).in_order
@@ -129,7 +132,7 @@ def test_an_event_list_is_detected_at_its_first_read_and_its_dates_are_not_publi
     observe(source, _outcome(now + 4, 1, [CLOCK.tick_time(now) + timedelta(days=40)]), CLOCK, PRIOR)
     assert sum(source.counts) == pytest.approx(1, rel=0.01)
     assert now < source.recent_updates[0] <= now + 4
-    # Live figures: placed at the earliest tick, late, never timely.
+    # Live figures: at the earliest of equally likely ticks, late, never timely.
     assert (source.items, source.timely) == (1, 0)
 
 
@@ -138,8 +141,10 @@ def test_a_date_after_the_revisit_is_an_event_date_and_a_little_clock_skew_is_to
     assert observe(source, _outcome(101), CLOCK, PRIOR).in_order
     learned = observe(source, _outcome(105, 1, [CLOCK.tick_time(105) + timedelta(days=30)]), CLOCK, PRIOR).learned
     assert learned.future_dates == 1
+    # Read as undated: one update somewhere in ticks 102…105 (the earliest of equally likely ticks, not the
+    # revisit's), expected at their middle, 2 h before the revisit.
     assert (source.items, source.update_ticks, source.timely) == (1, 1, 0)
-    assert source.delay_hours == pytest.approx(4.0)
+    assert source.delay_hours == pytest.approx(2.0)
     # A site clock a few minutes ahead still dates the item at the revisit.
     assert observe(source, _outcome(108, 1, [CLOCK.tick_time(108) + timedelta(minutes=5)]), CLOCK, PRIOR).in_order
     assert (source.items, source.timely) == (2, 1) and 108 in source.recent_updates
