@@ -11,29 +11,22 @@ Stages that do not exist yet are reported as not available (null), never faked.
 
 from __future__ import annotations
 
-import json
-import math
-import os
 import statistics
 import time
-import urllib.request
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-
-import numpy as np
+from datetime import UTC, datetime
 
 from infra import queries
 from infra.processes import run_to_completion, serve_in_child
 from jobs.crawl import CrawlPlan, run_crawl
+from jobs.demo_revisits import revisit_lines, watch_sources
+from jobs.simweb_control import control_json, simulated_clock_env
 from models.discovery.episode import Episode, figures
 
 # Per-site page budget of the BFS in the demo: enough to reach source pages 1–4 clicks deep.
 DEMO_MAX_PAGES = 300
 # Click budget of each discovery episode in the demo: the simulated sources lie 1–4 clicks deep.
 DEMO_MAX_CLICKS = 10
-# Fixed intervals the model's revisits are compared with on the same ticks.
-REFERENCE_INTERVALS = (1, 2, 3, 4, 5, 6)
-WEEK_HOURS = 168
 # Real seconds between reading the source pages and reading them again for new items (phase 3).
 REREAD_AFTER_SECONDS = 10.0
 
@@ -48,10 +41,6 @@ class DemoPlan:
     # to `watch_speed` simulated seconds per real second.
     watch_days: float = 14.0
     watch_speed: float = 7200.0
-
-    @property
-    def watch_seconds(self) -> float:
-        return self.watch_days * 86400 / self.watch_speed
 
 
 def evaluate_against_truth(truth: dict, fetched_urls: set[str], pages_fetched: int) -> dict:
@@ -86,22 +75,12 @@ def evaluate_discovery(truth: dict, episodes: list[dict], seconds: float) -> dic
             "episodes_per_minute": round(len(episodes) / seconds * 60, 1) if seconds else None}
 
 
-def _simulated_clock(control: str) -> dict[str, str]:
-    """The environment of a child process whose revisit scheduler runs on the simulated web's clock. Every
-    phase from discovery on uses it: discovery adds the pages it finds to the watch list, and a worker on the
-    wall clock would decide their ticks months ahead of the simulated ones."""
-    clock = _control(control + "/__clock__")
-    return os.environ | {"SOURCEWATCH_REVISIT_CLOCK_ORIGIN": clock["now"],
-                         "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time()),
-                         "SOURCEWATCH_REVISIT_CLOCK_SPEED": str(clock["speed"])}
-
-
 def _discover_sources(control: str, homepages: list[str], plan: DemoPlan) -> dict:
     """Phase 1b: one discovery episode per homepage through Kafka (`sourcewatch discover`, a child process:
     phase 1's worker ran in this one). The pages it judges source pages go on to phase 2."""
     try:
         return run_to_completion(["discover", *homepages, "--max-clicks", str(DEMO_MAX_CLICKS), "--time-limit",
-                                  str(plan.duration)], plan.duration + 180, _simulated_clock(control))
+                                  str(plan.duration)], plan.duration + 180, simulated_clock_env(control))
     except RuntimeError as error:
         return {"error": str(error)}
 
@@ -156,146 +135,6 @@ def evaluate_new_items(truth: dict, detected: list[tuple[str, str]],
     }
 
 
-def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], tick_hours: float,
-                      start: datetime | None = None, weeks: int = 0) -> dict:
-    """The revisits against the truth, as DESIGN.md defines the figures, over each source's decided ticks:
-    y_t = an item was published in the tick, c_t = the model fetched at its end; beside them the fixed
-    intervals RC(k) on the same ticks. With `start`, also per week since then, for `weeks` weeks (`weeks`: one
-    entry per week, each with the same figures over that week's ticks; the last may be partial)."""
-    from models.revisit.data import SourceSeries
-    from models.revisit.evaluation import summarize, window_counts
-    from models.revisit.policies import rc
-
-    published = {source["url"]: [datetime.fromisoformat(item["published_at"]) for item in source["items"]]
-                 for site in truth.values() for source in site["source_pages"]}
-    by_source: dict[str, list[tuple[datetime, bool]]] = {}
-    for url, tick_at, fetch in decisions:
-        by_source.setdefault(url, []).append((tick_at.replace(tzinfo=UTC), bool(fetch)))
-    names = ["model", *(f"rc_{k}" for k in REFERENCE_INTERVALS)]
-    periods: dict[int | None, dict[str, list]] = {}
-    tick = timedelta(hours=tick_hours)
-    week_ticks = round(WEEK_HOURS / tick_hours)
-    for url, decided in by_source.items():
-        decided.sort()
-        origin = decided[0][0] - tick
-        ticks = round((decided[-1][0] - origin) / tick)
-        hours = [(moment - origin).total_seconds() / 3600 for moment in published.get(url, ())]
-        hours = np.array(sorted(h for h in hours if 0 < h <= ticks * tick_hours))
-        counts = np.bincount(np.ceil(hours / tick_hours - 1e-9).astype(int), minlength=ticks + 1)[:ticks + 1]
-        series = SourceSeries(url, origin, tick_hours, counts, hours, ticks + 1, 1)
-        fetch = np.zeros(ticks, dtype=bool)
-        for moment, fetched in decided:
-            fetch[round((moment - origin) / tick) - 1] |= fetched
-        spans: list[tuple[int | None, int, int]] = [(None, 1, ticks + 1)]
-        if start is not None:
-            # Week w holds the ticks ending in (start + w weeks, start + w + 1 weeks].
-            offset = round((start.replace(tzinfo=UTC) - origin) / tick)
-            for week in range(min(weeks, max(0, -(-(ticks - offset) // week_ticks)))):
-                a, b = max(1, offset + week * week_ticks + 1), min(ticks + 1, offset + (week + 1) * week_ticks + 1)
-                if a < b:
-                    spans.append((week, a, b))
-        for period, a, b in spans:
-            rows = periods.setdefault(period, {name: [] for name in names})
-            rows["model"].append(window_counts(series, a, b, fetch[a - 1:b - 1]))
-            for k in REFERENCE_INTERVALS:
-                rows[f"rc_{k}"].append(window_counts(series, a, b, rc(b - a, k)))
-    whole = periods.pop(None, {name: [] for name in names})
-    result = {name: summarize(counts) for name, counts in whole.items() if counts} | {
-        "sources": len(by_source), "items_published": int(sum(c[5] for c in whole["model"]))}
-    if start is not None:
-        result["weeks"] = [{name: summarize(counts) for name, counts in periods[week].items()}
-                           | {"items_published": int(sum(c[5] for c in periods[week]["model"]))}
-                           for week in sorted(periods)]
-    return result
-
-
-def live_weeks(sums: list[tuple[str, str, float, datetime]], weeks: int, tick_hours: float) -> list[dict]:
-    """The live estimates per week from the sums each page streamed (page, name, value, at): a page's week is
-    the difference of its last sums streamed within the week and those streamed within the weeks before it,
-    placed by the page's own clock (`ticks_watched` in the same flush); macro over the pages, as the truth's
-    figures are."""
-    from models.revisit.evaluation import round4
-
-    flushes: dict[tuple[str, datetime], dict[str, float]] = {}
-    for page, name, value, created in sums:
-        flushes.setdefault((page, created), {})[name] = value
-    by_page: dict[str, list[dict[str, float]]] = {}
-    for (page, _), values in sorted(flushes.items(), key=lambda item: item[0][1]):
-        if "ticks_watched" in values:
-            by_page.setdefault(page, []).append(values)
-    week_ticks = round(WEEK_HOURS / tick_hours)
-
-    def until(snapshots: list[dict[str, float]], ticks: int) -> dict[str, float]:
-        within = [values for values in snapshots if values["ticks_watched"] <= ticks]
-        return within[-1] if within else {}
-
-    result = []
-    for week in range(weeks):
-        timeliness, friendliness = [], []
-        for snapshots in by_page.values():
-            then, now = until(snapshots, week * week_ticks), until(snapshots, (week + 1) * week_ticks)
-            delta = {name: now.get(name, 0.0) - then.get(name, 0.0) for name in queries.REVISIT_SUMS}
-            updates, timely, fetches = delta["update_ticks"], delta["timely_ticks"], delta["revisits"]
-            quiet = delta["ticks_watched"] - updates
-            if updates > 0:
-                timeliness.append(timely / updates)
-            if quiet > 0:
-                friendliness.append(max(quiet - (fetches - timely), 0) / quiet)
-        result.append({"timeliness": round4(statistics.fmean(timeliness)) if timeliness else None,
-                       "friendliness": round4(statistics.fmean(friendliness)) if friendliness else None})
-    return result
-
-
-def _watch_sources(control: str, reached: list[str], plan: DemoPlan) -> dict:
-    """Phase 4: the revisit model watches the source pages on the simulated web's clock, sped up to
-    `plan.watch_speed`, for `plan.watch_days` (a worker in a child process), from cold start: each page's
-    first read is all it knows. Its decisions are then scored against the truth, for the whole watch and per
-    week, and its live estimates (streamed to ClickHouse as it ran, from what the revisits found) are shown
-    beside them."""
-    request = urllib.request.Request(control + "/__clock__", data=json.dumps({"speed": plan.watch_speed}).encode(),
-                                     headers={"Content-Type": "application/json"})
-    urllib.request.urlopen(request, timeout=60).close()
-    try:
-        watched = run_to_completion(["watch", *reached, "--run", str(plan.watch_seconds)], plan.watch_seconds + 180,
-                                    _simulated_clock(control))
-    except RuntimeError as error:
-        return {"error": str(error)}
-    from infra.settings import get_settings
-    from infra.sql_owner import read_clickhouse
-    from models.revisit.evaluation import round4
-
-    settings = get_settings()
-    _, rows = read_clickhouse(settings, queries.revisit_decisions_of(reached))
-    decisions = [(url, _instant(at), fetch) for url, at, fetch in rows]
-    if not decisions:
-        return {"error": "the worker decided no tick of the watched pages"}
-    # The watch began with the first tick decided (the worker takes a while to start): the truth's weeks count
-    # from there, as each page's live sums count from its watch's start.
-    started = min(at for _, at, _ in decisions) - timedelta(hours=settings.revisit_tick_hours)
-    live = {name: statistics.fmean(values) if (values := [row[name] for row in watched["sources"]
-                                                          if row[name] is not None]) else None
-            for name in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
-    against_truth = evaluate_revisits(_control(control + "/__truth__"), decisions, settings.revisit_tick_hours,
-                                      started, math.ceil(plan.watch_days / 7))
-    _, sums = read_clickhouse(settings, queries.revisit_sums_of(reached))
-    live_by_week = live_weeks([(page, name, value, _instant(at)) for page, name, value, at in sums],
-                              len(against_truth.get("weeks", [])), settings.revisit_tick_hours)
-    weeks = [{"week": index + 1, "model": week["model"], "live": live_week,
-              **{f"rc_{k}": week[f"rc_{k}"] for k in REFERENCE_INTERVALS}, "items_published": week["items_published"]}
-             for index, (week, live_week) in enumerate(zip(against_truth.pop("weeks", []), live_by_week))]
-    # Counted from ClickHouse after the worker stopped: it may decide a few more ticks while stopping.
-    return {"watched": len(reached), "decisions": len(decisions), "revisits": sum(bool(f) for *_, f in decisions),
-            "simulated_hours": round((max(at for _, at, _ in decisions) - started) / timedelta(hours=1), 1),
-            "live_estimate": {name: round4(value) for name, value in live.items()},
-            "against_truth": against_truth, "weeks": weeks}
-
-
-def _instant(value) -> datetime:
-    """A time as ClickHouse returns it (a naive UTC datetime, or its text), aware."""
-    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
-
-
 def _write_metrics(figures: dict, crawl_id: str) -> None:
     from agents.sink_rows import rows_for
     from infra.clickhouse import ClickHouse
@@ -321,14 +160,9 @@ def _fetched_urls(crawl_id: str) -> set[str]:
     return {row[0] for row in rows}
 
 
-def _control(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=60) as response:
-        return json.loads(response.read())
-
-
 def _fetch_times(control: str, crawl_id: str, urls: list[str]) -> dict[str, datetime]:
     """When each URL was first fetched in a crawl, on the simulated web's clock."""
-    clock = _control(control + "/__clock__")
+    clock = control_json(control + "/__clock__")
     real_now, simulated_now = datetime.now(UTC), datetime.fromisoformat(clock["now"])
     fetched = _pairs(queries.first_fetches(crawl_id, urls))
     return {url: simulated_now - (real_now - at.replace(tzinfo=UTC)) * clock["speed"] for url, at in fetched}
@@ -350,7 +184,7 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     false finds are counted by the discovery figures)."""
     from infra.settings import get_settings
 
-    truth = _control(control + "/__truth__")
+    truth = control_json(control + "/__truth__")
     true_sources = {source["url"] for site in truth.values() for source in site["source_pages"]}
     reached = [url for url in found if url in true_sources]
     selection = "found by discovery (the RL agent and the classifier), scored over the true source pages"
@@ -359,16 +193,16 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     read = ["crawl", "--sources", "--time-limit", str(plan.duration), "--seeds", *reached]
     budget = get_settings().pagination_max_pages
     try:
-        crawl = run_to_completion(read, plan.duration + 120, _simulated_clock(control))
+        crawl = run_to_completion(read, plan.duration + 120, simulated_clock_env(control))
         records = _pairs(queries.items_of_sources(reached))
         time.sleep(REREAD_AFTER_SECONDS)
-        again = run_to_completion(read, plan.duration + 120, _simulated_clock(control))
+        again = run_to_completion(read, plan.duration + 120, simulated_clock_env(control))
     except RuntimeError as error:
         return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
     detected = _pairs(queries.new_items_of_crawl(again["crawl_id"]))
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
-    revisits = _watch_sources(control, reached, plan) if plan.watch_days > 0 else None
+    revisits = watch_sources(control, reached, plan.watch_days, plan.watch_speed) if plan.watch_days > 0 else None
     return {
         "source_selection": selection, "sources_read": len(reached), "sources": reached, "crawl_id": crawl["crawl_id"],
         "pages_fetched": crawl["pages_fetched"], "pages_tagged": crawl["pages_tagged"],
@@ -378,7 +212,7 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
         "reread": {"crawl_id": again["crawl_id"], "pages_fetched": again["pages_fetched"],
                    "simulated_hours_between_reads": round(statistics.fmean(
                        (b - a).total_seconds() / 3600 for a, b in reads.values()), 2) if reads else None,
-                   **evaluate_new_items(_control(control + "/__truth__"), detected, reads)},
+                   **evaluate_new_items(control_json(control + "/__truth__"), detected, reads)},
         "revisits": revisits,
     }
 
@@ -392,7 +226,7 @@ def run_demo(plan: DemoPlan, show_progress: bool = True) -> dict:
     with serve_in_child(argv) as served:
         homepages = list(served["sites"].values())
         code, crawl = run_crawl(CrawlPlan(homepages, DEMO_MAX_PAGES, 50, plan.duration), show_progress)
-        truth = _control(served["control"] + "/__truth__")
+        truth = control_json(served["control"] + "/__truth__")
         if not crawl:
             return {"sites": plan.sites, "error": f"the crawl stopped before its summary (exit {code}: interrupted "
                                                   "or failed); what it fetched is in ClickHouse"}
@@ -482,44 +316,6 @@ def print_summary(summary: dict) -> None:
             f"{reread['simulated_hours_between_reads']} simulated hours later (precision "
             f"{reread['new_item_precision']}, recall {reread['new_item_recall']} of the {reread['new_items_due']} "
             "published between the two reads)")
-        lines.extend(_revisit_lines(reading.get("revisits")))
+        lines.extend(revisit_lines(reading.get("revisits")))
     lines.append(f"  crawl {summary['crawl_id']}: query it with `sourcewatch sql \"SELECT … FROM fetches\"`")
     print("\n".join(lines))
-
-
-def _revisit_lines(revisits: dict | None) -> list[str]:
-    if not revisits:
-        return []
-    if "error" in revisits:
-        return [f"  revisits             watching the source pages failed: {revisits['error']}"]
-    truth = revisits["against_truth"]
-
-    def figures(name: str) -> str:
-        f = truth.get(name) or {}
-        return ", ".join(f"{key} {f[key]:.3f}" if f.get(key) is not None else f"{key} –"
-                         for key in ("timeliness", "friendliness", "delay_h", "fetches_per_item"))
-
-    live = revisits["live_estimate"]
-    return [
-        f"  revisits             {revisits['watched']} source pages watched {revisits['simulated_hours']} simulated "
-        f"hours by the model: {revisits['decisions']} decisions, {revisits['revisits']} revisits, "
-        f"{truth.get('items_published', 0)} items published",
-        f"    model (truth)      {figures('model')}",
-        *(f"    {name.replace('_', '(') + ')':<18} {figures(name)}" for name in truth
-          if name.startswith("rc_")),
-        "    model (live)       " + ", ".join(f"{key} {value:.3f}" if value is not None else f"{key} –"
-                                             for key, value in live.items()),
-        *(line for week in revisits.get("weeks", []) for line in _week_lines(week)),
-    ]
-
-
-def _week_lines(week: dict) -> list[str]:
-    def pair(figures: dict | None) -> str:
-        figures = figures or {}
-        return "/".join(f"{figures[key]:.3f}" if figures.get(key) is not None else "–"
-                        for key in ("timeliness", "friendliness"))
-
-    rc = "  ".join(f"RC({k}) {pair(week.get(f'rc_{k}'))}" for k in REFERENCE_INTERVALS)
-    return [f"    week {week['week']} ({week['items_published']} items), timeliness/friendliness: model "
-            f"{pair(week['model'])} (live estimate {pair(week['live'])})",
-            f"      {rc}"]

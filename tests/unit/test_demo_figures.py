@@ -81,7 +81,7 @@ def test_discovery_episodes_are_scored_with_the_offline_evaluations_figures():
 def test_revisits_are_scored_per_week_beside_fixed_intervals_on_the_same_ticks():
     from datetime import UTC, datetime, timedelta
 
-    from jobs.demo import evaluate_revisits
+    from jobs.demo_revisits import evaluate_revisits
 
     start = datetime(2026, 1, 5, tzinfo=UTC)
     url = "https://a.example/events"
@@ -102,7 +102,7 @@ def test_revisits_are_scored_per_week_beside_fixed_intervals_on_the_same_ticks()
 def test_the_live_estimate_of_a_week_is_the_difference_of_the_sums_at_its_boundaries():
     from datetime import UTC, datetime, timedelta
 
-    from jobs.demo import live_weeks
+    from jobs.demo_revisits import live_weeks
 
     t0 = datetime(2026, 11, 24, tzinfo=UTC)
     sums = []

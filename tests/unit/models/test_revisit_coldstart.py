@@ -8,7 +8,7 @@ import pytest
 
 from agents.page_knowledge import known_windows
 from agents.revisit import RevisitClock, observe, start_watching
-from models.revisit.coldstart import GRID, Watching, evaluate_cold_start, fold_of, model_scorer
+from models.revisit.coldstart import Watching, evaluate_cold_start, fold_of, grid_of, model_scorer
 from models.revisit.data import to_series
 from models.revisit.rhythm import HALF_LIFE_DAYS, RhythmPrior, fading, fit_prior, slot_rates, slots_of
 from models.revisit.rhythm_model import (
@@ -169,7 +169,7 @@ def test_the_cold_start_evaluation_reports_every_policy_with_thresholds_chosen_o
     for name in [f"rc_{k}" for k in range(1, 24)] + ["adaptive"]:
         assert {"timeliness", "friendliness", "delay_h", "fetches_per_item", "micro"} <= set(result[name])
     for name in ("poisson", "how", "logreg", "rhythm", "model"):
-        assert len(result[name]["curve"]) == len(GRID)
+        assert len(result[name]["curve"]) == len(grid_of(name))
         for key in ("at_t95", "at_t90"):
             chosen = result[name][key]
             assert chosen is None or len(chosen["thresholds"]) == 2
