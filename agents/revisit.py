@@ -5,8 +5,8 @@ source keeps what a crawler can honestly know of it (agents.page_knowledge): the
 from every read's dated items, the ticks it knows (from its first read's oldest dated item to its last
 successful read), its recent updates; the validators of its last fetch; and the sums its live figures are made
 of. A new watch is read at once: that first read bootstraps the page's history from its listing. TSP-R
-(models.revisit.rhythm_model) turns what is known into P(update) per tick; the page is fetched when P reaches
-the operating threshold (the model's, or the one its validation curve gives for a target timeliness), when
+(models.revisit.rhythm_model) turns what is known into P(update) per tick; the page is fetched when P's odds
+over the page's usual odds reach the operating threshold (the model's, or the one its validation curve gives for a target timeliness), when
 it has gone `max_interval` without a revisit, or — a small exploration share, larger where the page's rhythm
 has seen little of the slot — to probe a time the model is unsure of.
 
@@ -193,13 +193,14 @@ def decide(model: RhythmLSTM, due: Sequence[tuple[WatchedSource, RevisitTick]], 
     states = [source for source, _ in due]
     windows = known_windows(states, ticks, model.window, clock.tick_hours)
     probabilities = model.predict(windows)
+    priorities = model.priority(windows, probabilities)
     threshold = model.operating_threshold if threshold is None else threshold
     slots = slots_of(np.asarray(ticks), clock.tick_hours)
     decisions = []
-    for (source, tick), index, probability, exposure in zip(
-            due, ticks, probabilities, np.take_along_axis(windows.exposure, slots[:, None], 1)[:, 0]):
+    for (source, tick), index, probability, priority, exposure in zip(
+            due, ticks, probabilities, priorities, np.take_along_axis(windows.exposure, slots[:, None], 1)[:, 0]):
         since = index - (source.last_fetch_tick if source.last_fetch_tick is not None else source.added_tick)
-        chosen = bool(probability >= threshold)
+        chosen = bool(priority >= threshold)
         starved = not chosen and max_interval_ticks is not None and since >= max_interval_ticks
         explored = not chosen and not starved and _exploring(
             source.page_url, index, exploration_share * CELL_STRENGTH / (CELL_STRENGTH + float(exposure)))

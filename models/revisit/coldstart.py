@@ -10,7 +10,8 @@ of them to the watch's start are known. From then on a policy learns only what i
 at tick t reveals the ticks since the previous fetch with their dated updates; ticks since the last fetch
 stay unknown. Every policy — fixed intervals, the adaptive interval, Poisson with Cho's estimator, the slot
 of the week, the logistic regression, the rhythm alone, the previous TSP model, TSP-R — runs the same
-protocol, online; thresholded ones are rolled out per threshold (decisions change what is revealed).
+protocol, online; thresholded ones are rolled out per threshold (decisions change what is revealed). TSP-R
+and the rhythm decide on relative odds (models.revisit.rhythm_model), over their own grid of thresholds.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from models.revisit.evaluation import RC_RANGE, TARGETS, choose_threshold, round
 from models.revisit.model import WINDOW as TSP_WINDOW
 from models.revisit.model import UpdatePredictor, window_inputs
 from models.revisit.policies import LAGS, adaptive, rc
-from models.revisit.rhythm import fading, slot_count, slot_rates, slots_of
+from models.revisit.rhythm import fading, mean_tick_probability, relative_odds, slot_count, slot_rates, slots_of
 from models.revisit.rhythm_model import (
-    GAP_CAP,
     FIRST_READ_ITEMS,
+    GAP_CAP,
+    ODDS_GRID,
     KnownWindow,
     RhythmLSTM,
     epoch_start,
@@ -41,7 +43,10 @@ from models.revisit.rhythm_model import (
     train,
 )
 
+# Thresholds of the policies that score P(update); those scoring relative odds (TSP-R, the rhythm) use
+# ODDS_GRID.
 GRID = np.geomspace(1e-6, 0.9, 24)
+ODDS_POLICIES = frozenset({"model", "rhythm"})
 FOLDS = 3
 NEVER = -10 * GAP_CAP
 # The online logistic regression is refitted every two weeks of ticks, on at most its last LOGREG_ROWS ticks.
@@ -150,16 +155,19 @@ def poisson_scorer(watching: Watching, pairs: np.ndarray, ticks: np.ndarray) -> 
 
 
 def rhythm_scorer(model: RhythmLSTM) -> Scorer:
-    """The rhythm alone (the model's baseline, without its LSTM)."""
+    """The rhythm alone (the model's baseline, without its LSTM), deciding as the model does: on relative odds."""
     def score(watching: Watching, pairs: np.ndarray, ticks: np.ndarray) -> np.ndarray:
-        rates = slot_rates(model.prior, watching.counts[pairs], watching.exposure[pairs])
+        counts, exposure = watching.counts[pairs], watching.exposure[pairs]
+        rates = slot_rates(model.prior, counts, exposure)
         slot = slots_of(watching.epoch_ticks(pairs, ticks), watching.tick_hours)[:, None]
-        return 1 - np.exp(-np.take_along_axis(rates, slot, 1)[:, 0])
+        probabilities = 1 - np.exp(-np.take_along_axis(rates, slot, 1)[:, 0])
+        return relative_odds(probabilities, mean_tick_probability(model.prior, counts, exposure))
     return score
 
 
 def model_scorer(model: RhythmLSTM) -> Scorer:
-    return lambda watching, pairs, ticks: model.predict(watching.known_window(pairs, ticks, model.window))
+    """TSP-R's decision score: the relative odds of its P (models.revisit.rhythm_model)."""
+    return lambda watching, pairs, ticks: model.priority(watching.known_window(pairs, ticks, model.window))
 
 
 def previous_model_scorer(model: UpdatePredictor) -> Scorer:
@@ -226,9 +234,13 @@ def fold_of(sources: Sequence[SourceSeries], folds: int, seed: int = 0) -> np.nd
     return assigned
 
 
-def _grid_counts(sources: Sequence[SourceSeries], windows: Sequence[tuple[int, int]], score: Scorer
-                 ) -> list[list[np.ndarray]]:
-    decisions = Watching(sources, windows, GRID).run(score)
+def grid_of(policy: str) -> np.ndarray:
+    return ODDS_GRID if policy in ODDS_POLICIES else GRID
+
+
+def _grid_counts(sources: Sequence[SourceSeries], windows: Sequence[tuple[int, int]], score: Scorer,
+                 grid: np.ndarray) -> list[list[np.ndarray]]:
+    decisions = Watching(sources, windows, grid).run(score)
     return [[window_counts(series, a, b, fetch) for series, (a, b), fetch in zip(sources, windows, row)]
             for row in decisions]
 
@@ -287,9 +299,10 @@ def evaluate_cold_start(sources: Sequence[SourceSeries], previous: UpdatePredict
         step(f"fold {fold + 1}/{folds}: training on {len(train_sources)} sources, {len(test_sources)} held out")
         for name, (validation_scorer, test_scorer) in fold_scorers(train_sources, previous, seed, progress).items():
             step(f"fold {fold + 1}/{folds}: {name}")
-            validation = _grid_counts(train_sources, validation_windows(train_sources), validation_scorer())
-            test = _grid_counts(test_sources, test_windows(test_sources), test_scorer())
-            rows = curves.setdefault(name, [[None] * len(sources) for _ in GRID])
+            grid = grid_of(name)
+            validation = _grid_counts(train_sources, validation_windows(train_sources), validation_scorer(), grid)
+            test = _grid_counts(test_sources, test_windows(test_sources), test_scorer(), grid)
+            rows = curves.setdefault(name, [[None] * len(sources) for _ in grid])
             for row, counts in zip(rows, test):
                 for index, value in zip(held_out, counts):
                     row[index] = value
@@ -297,17 +310,18 @@ def evaluate_cold_start(sources: Sequence[SourceSeries], previous: UpdatePredict
                 index = choose_threshold(validation, target)
                 per_source = chosen.setdefault(name, {}).setdefault(key, [None] * len(sources))
                 thresholds.setdefault(name, {}).setdefault(key, []).append(
-                    None if index is None else float(f"{GRID[index]:.3g}"))
+                    None if index is None else float(f"{grid[index]:.3g}"))
                 for position, source in enumerate(held_out):
                     per_source[source] = None if index is None else test[index][position]
     for name, rows in curves.items():
         summaries = [summarize(row) for row in rows]
         results[name] = {"curve": [[c["timeliness"], c["friendliness"]] for c in summaries],
-                         "grid": [float(f"{g:.3g}") for g in GRID]}
+                         "grid": [float(f"{g:.3g}") for g in grid_of(name)]}
         for key in TARGETS:
             picked = chosen[name][key]
             results[name][key] = None if any(c is None for c in picked) else (
                 summarize(picked) | {"thresholds": thresholds[name][key]})
     results["protocol"] = {"folds": folds, "fold_seed": 0, "first_read_items": FIRST_READ_ITEMS,
-                           "grid": [round4(g) for g in GRID]}
+                           "grid": [round4(g) for g in GRID], "odds_grid": [round4(g) for g in ODDS_GRID],
+                           "odds_policies": sorted(ODDS_POLICIES)}
     return results

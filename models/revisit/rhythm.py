@@ -129,6 +129,19 @@ def tick_probabilities(rates: np.ndarray, slots: np.ndarray) -> np.ndarray:
     return 1 - np.exp(-np.take_along_axis(rates, slots, axis=-1))
 
 
+def mean_tick_probability(prior: RhythmPrior, counts: np.ndarray, exposure: np.ndarray) -> np.ndarray:
+    """The page's P(update) in a tick, averaged over the slots of the week (...,)."""
+    return (1 - np.exp(-slot_rates(prior, counts, exposure))).mean(-1)
+
+
+def relative_odds(probabilities: np.ndarray, page_probabilities: np.ndarray) -> np.ndarray:
+    """The odds of an update in a tick over the page's own mean odds: how much likelier than usual this tick
+    is for this page (see models.revisit.rhythm_model on why decisions use it)."""
+    p = np.clip(probabilities, 1e-9, 1 - 1e-9)
+    base = np.clip(page_probabilities, 1e-9, 1 - 1e-9)
+    return (p / (1 - p)) / (base / (1 - base))
+
+
 def slot_sums(update_ticks: np.ndarray, update_weights: np.ndarray, observed_ticks: np.ndarray, as_of: int,
               tick_hours: float) -> tuple[np.ndarray, np.ndarray]:
     """(counts, exposure) per slot, faded to tick `as_of`: the updates at these epoch ticks (each with its

@@ -11,6 +11,15 @@ training publisher's clock and overrides a page's own; here the clock is the pag
 read's dated items), and the LSTM learns what the slot table cannot: bursts, gaps, what a fresh update says
 about the next hours.
 
+The decision is made on the relative odds, not on P itself: fetch a page at a tick when the odds of an update
+there over the page's own mean odds (its rhythm averaged over the week) reach the threshold. The figures
+users judge a scheduler by are per page, averaged over pages (DESIGN.md's macro timeliness and friendliness):
+a fetch at a tick with P adds P / E[update ticks] to its page's timeliness and costs (1 − P) / E[quiet ticks]
+of its friendliness, so the fetches that buy the most of both are where that ratio, the relative odds, is
+highest — whatever the page's rate. A threshold on P itself spends fetches on busy pages at every tick and
+leaves a rare page's one likely tick unfetched (measured under the cold-start protocol: the relative odds
+dominate P's curve on both EPA and endoflife).
+
 Training reproduces what the stream sees: on each training page, watches begin at random moments with only a
 first read (the last FIRST_READ_ITEMS items) known, then a crawler fetching every 1…MAX_FETCH_INTERVAL ticks
 reveals the ticks up to each fetch; the target is the true bit of the tick (the training pages' history is
@@ -30,9 +39,20 @@ from torch import nn
 from models.model_files import load_checked
 from models.revisit.data import SourceSeries
 from models.revisit.fitting import weighted_bce_epoch
-from models.revisit.rhythm import RhythmPrior, fading, fit_prior, slot_count, slot_rates, slot_sums, slots_of
+from models.revisit.rhythm import (
+    RhythmPrior,
+    fading,
+    fit_prior,
+    mean_tick_probability,
+    relative_odds,
+    slot_count,
+    slot_rates,
+    slot_sums,
+    slots_of,
+)
 
-FORMAT_VERSION = 2
+# 3: the threshold and validation curve are on the relative odds (2: on P).
+FORMAT_VERSION = 3
 HIDDEN = 32
 INPUTS = 6
 # Ticks read before the predicted one, and the predicted tick itself.
@@ -46,6 +66,9 @@ NEGATIVES_PER_WATCH = 250
 EPOCHS = 6
 BATCH = 256
 LOGIT_SCALE = 10.0
+# The thresholds a validation curve is drawn over: relative odds, from fetching nearly every tick to fetching
+# only ticks ten times likelier than the page's usual.
+ODDS_GRID = np.geomspace(0.01, 10.0, 24)
 
 
 def window_length(tick_hours: float) -> int:
@@ -106,7 +129,8 @@ class RhythmLSTM(nn.Module):
         self.prior = prior
         self.hidden = hidden
         self.window = window_length(prior.tick_hours)
-        # The operating point: fetch when P(update) ≥ threshold (chosen on validation; None until chosen).
+        # The operating point: fetch when the relative odds reach the threshold (chosen on validation; None
+        # until chosen).
         self.threshold: float | None = None
         # (threshold, timeliness, friendliness) on the validation watches: the operating knob reads it.
         self.validation_curve: list[tuple[float, float, float]] = []
@@ -125,7 +149,7 @@ class RhythmLSTM(nn.Module):
 
     @property
     def operating_threshold(self) -> float:
-        return self.threshold if self.threshold is not None else 0.5
+        return self.threshold if self.threshold is not None else 1.0
 
     def threshold_for(self, target_timeliness: float) -> float:
         """The threshold whose validation timeliness reaches the target with the highest friendliness (the
@@ -141,6 +165,12 @@ class RhythmLSTM(nn.Module):
         if not len(inputs):
             return np.zeros(0)
         return torch.sigmoid(self(torch.from_numpy(inputs), torch.from_numpy(base))).numpy()
+
+    def priority(self, window: KnownWindow, probabilities: np.ndarray | None = None) -> np.ndarray:
+        """The decision score at each window's last tick: the relative odds of its P (given, or predicted)."""
+        if probabilities is None:
+            probabilities = self.predict(window)
+        return relative_odds(probabilities, mean_tick_probability(self.prior, window.counts, window.exposure))
 
     def save(self, path: Path) -> None:
         torch.save({"format_version": FORMAT_VERSION, "kind": "tsp-rhythm", "prior": self.prior.as_dict(),

@@ -2,7 +2,7 @@
 
 The recipe is the cold-start evaluation's: a first model trained on each source's ticks before its validation
 window is rolled out on those windows, each watched from a first read (models.revisit.coldstart), and picks
-the threshold — the highest macro friendliness whose macro timeliness there reaches the target; its whole
+the threshold on the relative odds — the highest macro friendliness whose macro timeliness there reaches the target; its whole
 validation curve is kept for the operating knob (a target timeliness set in the settings). The final model
 is trained on the whole training part and keeps that threshold. The test part of every series stays unseen.
 """
@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 
 import torch
 
-from models.revisit.coldstart import GRID, Watching, model_scorer, validation_windows
+from models.revisit.coldstart import Watching, model_scorer, validation_windows
 from models.revisit.data import SourceSeries
 from models.revisit.evaluation import choose_threshold, summarize, window_counts
-from models.revisit.rhythm_model import RhythmLSTM, train
+from models.revisit.rhythm_model import ODDS_GRID, RhythmLSTM, train
 
 DEFAULT_TARGET = 0.95
 
@@ -38,23 +38,23 @@ def train_operating_model(sources: Sequence[SourceSeries], target: float = DEFAU
     if progress:
         progress("choosing the threshold on the validation watches")
     windows = validation_windows(sources)
-    decisions = Watching(sources, windows, GRID).run(model_scorer(first))
+    decisions = Watching(sources, windows, ODDS_GRID).run(model_scorer(first))
     grid = [[window_counts(series, a, b, fetch) for series, (a, b), fetch in zip(sources, windows, row)]
             for row in decisions]
     chosen = choose_threshold(grid, target)
     if chosen is None:
         raise TargetNotReached(f"no threshold reaches timeliness {target} on the validation windows")
     model = train(sources, [series.train_end for series in sources], seed, progress=report("final model"))
-    model.threshold = float(GRID[chosen])
+    model.threshold = float(ODDS_GRID[chosen])
     model.validation_curve = [(float(threshold), figures["timeliness"] or 0.0, figures["friendliness"] or 0.0)
-                              for threshold, figures in zip(GRID, map(summarize, grid))]
+                              for threshold, figures in zip(ODDS_GRID, map(summarize, grid))]
     model.trained_on = (trained_on or {}) | {"sources": len(sources), "target_timeliness": target, "seed": seed}
     model.version = f"tsp-r-{datetime.now(UTC):%Y%m%d}-{_digest(model)}"
     return model
 
 
 def _digest(model: RhythmLSTM) -> str:
-    """Eight hex digits of the weights: two models with the same digest decide alike."""
+    """Eight hex digits of the weights and the threshold: two models with the same digest decide alike."""
     buffer = io.BytesIO()
-    torch.save(model.state_dict(), buffer)
+    torch.save({"state": model.state_dict(), "threshold": model.threshold}, buffer)
     return hashlib.blake2b(buffer.getvalue(), digest_size=4).hexdigest()
