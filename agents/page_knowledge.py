@@ -148,7 +148,10 @@ def learn_read(state, prior: RhythmPrior, tick: int, listed: Sequence[datetime |
     listing shows; later, the new items it found since the previous read."""
     tick_hours = prior.tick_hours
     fade_to(state, tick, tick_hours)
-    rates = slot_rates(prior, np.array(state.counts), np.array(state.exposure))
+    # Items are placed by the page's own rhythm, flat where it has shown nothing: the training pages' clock is
+    # no evidence of when this page publishes (placed by it, a listing dated by day alone would teach every
+    # page that clock, and the page's decisions would follow it).
+    rates = slot_rates(RhythmPrior.flat(tick_hours, prior.rate), np.array(state.counts), np.array(state.exposure))
     event_list = False
     if first:
         dated = [moment for moment in listed if moment is not None]

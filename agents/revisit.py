@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.page_knowledge import Learned, known_windows, learn_read, with_modified_time
 from infra.settings import Settings
-from models.revisit.rhythm import CELL_STRENGTH, RhythmPrior, slots_of, summarize_rhythm
+from models.revisit.rhythm import CELL_STRENGTH, RhythmPrior, slot_rates, slots_of, summarize_rhythm
 from models.revisit.rhythm_model import DEFAULT_MODEL, RhythmLSTM
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest
@@ -177,14 +177,23 @@ def _exploring(page_url: str, tick: int, share: float) -> bool:
     return int.from_bytes(digest, "big") / 2**64 < share
 
 
+def _likeliest_left(rates: np.ndarray, tick: int, left: int, tick_hours: float) -> bool:
+    """Whether `tick` is likelier under the page's slot rates than every later tick up to the interval's bound
+    (`left` ticks from it). Ties go to the later: a page whose rhythm tells nothing is read at the bound."""
+    ahead = rates[slots_of(np.arange(tick, tick + max(left, 1)), tick_hours)]
+    return len(ahead) > 1 and bool(ahead[0] > ahead[1:].max() * (1 + 1e-9))
+
+
 def decide(model: RhythmLSTM, due: Sequence[tuple[WatchedSource, RevisitTick]], clock: RevisitClock,
            max_interval_ticks: int | None, threshold: float | None = None,
            exploration_share: float = 0.0) -> list[Decision]:
     """The model's decisions for a batch of due ticks (one batched inference), and the state they leave: each
     source's last tick, last fetch and fetch count are updated in place. `threshold`: the operating point
-    (default: the model's). No page starves: one not revisited for `max_interval_ticks` since its last
-    revisit (or since the watch began) is revisited at that tick whatever the model says, so a page whose
-    rhythm the model misreads is still seen. Exploration: a tick is probed with probability
+    (default: the model's). No page starves: a page is revisited at least once in every `max_interval_ticks`
+    since its last revisit (or since the watch began), whatever the model says — at the likeliest tick its
+    rhythm sees in what is left of that interval, so the guaranteed revisit lands where items are expected
+    (a page whose listing dates items by day alone, whose hours only revisits teach, is read at its likeliest
+    hour, not at whatever hour the watch began), and at the interval's last tick at the latest. Exploration: a tick is probed with probability
     `exploration_share` at a slot the page's rhythm has never observed, shrinking as the slot's observed
     ticks grow (× CELL_STRENGTH / (CELL_STRENGTH + exposure))."""
     if not due:
@@ -196,12 +205,15 @@ def decide(model: RhythmLSTM, due: Sequence[tuple[WatchedSource, RevisitTick]], 
     priorities = model.priority(windows, probabilities)
     threshold = model.operating_threshold if threshold is None else threshold
     slots = slots_of(np.asarray(ticks), clock.tick_hours)
+    rates = slot_rates(model.prior, windows.counts, windows.exposure)
     decisions = []
-    for (source, tick), index, probability, priority, exposure in zip(
-            due, ticks, probabilities, priorities, np.take_along_axis(windows.exposure, slots[:, None], 1)[:, 0]):
+    for row, ((source, tick), index, probability, priority, exposure) in enumerate(zip(
+            due, ticks, probabilities, priorities, np.take_along_axis(windows.exposure, slots[:, None], 1)[:, 0])):
         since = index - (source.last_fetch_tick if source.last_fetch_tick is not None else source.added_tick)
         chosen = bool(priority >= threshold)
-        starved = not chosen and max_interval_ticks is not None and since >= max_interval_ticks
+        starved = not chosen and max_interval_ticks is not None and (
+            since >= max_interval_ticks or _likeliest_left(rates[row], index, max_interval_ticks - since + 1,
+                                                           clock.tick_hours))
         explored = not chosen and not starved and _exploring(
             source.page_url, index, exploration_share * CELL_STRENGTH / (CELL_STRENGTH + float(exposure)))
         fetch = chosen or starved or explored

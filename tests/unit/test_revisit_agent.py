@@ -295,3 +295,10 @@ def test_the_pages_last_modified_dates_its_newest_item_when_the_listing_gives_on
     now = format_datetime(CLOCK.tick_time(start + 9) + timedelta(seconds=5), usegmt=True)
     observe(source, _outcome(start + 9, 1, [day]).model_copy(update={"last_modified": now}), CLOCK, PRIOR)
     assert len(source.recent_updates) == 2 and source.recent_updates[-1] > start + 6
+
+
+def test_the_guaranteed_revisit_lands_at_the_likeliest_hour_of_the_interval():
+    # A model that never asks for a fetch: only the longest-interval bound revisits the page — at 07:00, the
+    # hour its rhythm expects items, not 24 h after whatever hour the previous revisit fell on.
+    days, _ = _daily_at_seven(_rhythm_only(1e9), 4, dated=True)
+    assert all(7 in hours for hours in days[1:]), days
