@@ -18,7 +18,8 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from models.records.extraction import Extraction, extract_records, record_key
+from models.records.extraction import Extraction, record_key
+from models.records.main_list import extract_records
 from models.web.dom import parse_html
 from schemas.base import derived_event_id
 from schemas.crawl import PageFetched

@@ -23,7 +23,7 @@ from torch import nn
 from models.discovery.agent import path_words
 from models.discovery.data import load_sites
 from models.model_files import load_checked
-from models.records.extraction import extract_records
+from models.records.main_list import extract_records
 from models.text_encoders import TextEncoder, get_encoder
 from models.web.dom import normalize_space, parse_html
 

@@ -16,22 +16,26 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from models.records.data import CityScrapersPage, EstukaPage, SnapshotList
-from models.records.extraction import ExtractedRecord, extract_list, extract_records, sibling_group_baseline
+from models.records.extraction import ExtractedRecord, sibling_group_baseline
+from models.records.main_list import extract_list, extract_records
+from models.records.ranker import LargestRegion, Ranking
 from models.web.dom import normalize_space, parse_html
 
 Extractor = Callable[[str, str], list[ExtractedRecord]]
 Progress = Callable[[], None]
 
 
-def sourcewatch_extractor(html: str, url: str) -> list[ExtractedRecord]:
-    return extract_records(parse_html(html), url).records
+def ranked_extractor(ranker: Ranking | None = None) -> Extractor:
+    """sourcewatch's extraction with this ranker (default: the shipped one)."""
+    return lambda html, url: extract_records(parse_html(html), url, ranker=ranker).records
 
 
 def baseline_extractor(html: str, url: str) -> list[ExtractedRecord]:
     return sibling_group_baseline(parse_html(html), url)
 
 
-EXTRACTORS: dict[str, Extractor] = {"sourcewatch": sourcewatch_extractor, "baseline": baseline_extractor}
+# The extractor before the list ranker: the largest data region by MDR's ranking.
+largest_region_extractor = ranked_extractor(LargestRegion())
 
 
 def _fold(text: str) -> str:
@@ -84,14 +88,32 @@ def _timing(times: list[float]) -> dict:
             "pages_per_s": round(len(times) / (sum(times) / 1000), 2)}
 
 
-def evaluate_estuka(pages: Sequence[EstukaPage], extractor: Extractor, progress: Progress | None = None) -> dict:
+ESTUKA_URL = "https://estuka.invalid/"
+
+
+def estuka_prf(texts: Sequence[str], keys: Sequence[str]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of records (their texts) against a page's labelled records (their first
+    fields)."""
+    folded = [_fold(text) for text in texts]
+    matches = [[i for i, text in enumerate(folded) if _fold(key) in text] for key in keys]
+    return _prf(one_to_one(matches), len(texts), len(keys))
+
+
+def estuka_f1(texts: Sequence[str], keys: Sequence[str]) -> float:
+    return estuka_prf(texts, keys)[2]
+
+
+def evaluate_estuka(pages: Sequence[EstukaPage], extractor: Extractor | dict[str, Extractor],
+                    progress: Progress | None = None) -> dict:
+    """Per-page figures, macro over pages; `extractor` may be one per category (a ranker trained without it)."""
     scores: list[tuple[str, float, float, float]] = []
     times: list[float] = []
+    counts: list[int] = []
     for page in pages:
-        records = _timed(extractor, page.html, "https://estuka.invalid/", times)
-        texts = [_fold(record.text) for record in records]
-        matches = [[i for i, text in enumerate(texts) if _fold(key) in text] for key in page.keys]
-        scores.append((page.category, *_prf(one_to_one(matches), len(records), len(page.keys))))
+        read = extractor[page.category] if isinstance(extractor, dict) else extractor
+        records = _timed(read, page.html, ESTUKA_URL, times)
+        counts.append(len(records))
+        scores.append((page.category, *estuka_prf([record.text for record in records], page.keys)))
         if progress:
             progress()
     by_category: dict[str, list[float]] = defaultdict(list)
@@ -100,6 +122,7 @@ def evaluate_estuka(pages: Sequence[EstukaPage], extractor: Extractor, progress:
     return {
         "precision": _mean(s[1] for s in scores), "recall": _mean(s[2] for s in scores),
         "f1": _mean(s[3] for s in scores), "count_accuracy": None, "pages": len(scores),
+        "records_per_page": _mean(counts),
         "by_category": {category: _mean(values) for category, values in sorted(by_category.items())},
         **_timing(times),
     }
@@ -151,6 +174,7 @@ def evaluate_city_scrapers(pages: Sequence[CityScrapersPage], extractor: Extract
         group = "listing" if page.role == "listing" else "detail_or_auxiliary"
         scores = per_role[group]
         scores["pages"].append(page.host)
+        scores["records"].append(len(records))
         if page.items:
             scores["found"].append(found)
             scores["asserted"].append(len(page.items))
@@ -180,12 +204,13 @@ def _city_scrapers_summary(scores: dict[str, list]) -> dict:
         "count_accuracy": _mean(float(ok) for ok in scores["count_ok"]),
         "count_pages": len(scores["count_ok"]),
         "pages": len(scores["pages"]),
+        "records_per_page": _mean(scores["records"]),
         "items": sum(scores["asserted"]),
         "by_category": {host: _mean(values) for host, values in sorted(by_host.items())},
     }
 
 
-def evaluate_snapshots(lists: Sequence[SnapshotList], baseline: bool = False) -> dict:
+def evaluate_snapshots(lists: Sequence[SnapshotList], ranker: Ranking | None = None, baseline: bool = False) -> dict:
     """Item-link recall of each known listing, read page by page as one list; `item_recall` also counts an
     item whose feed title a record shows (listings that link their items to another site, e.g. an event's
     own page, cannot reach the feed's link)."""
@@ -195,7 +220,7 @@ def evaluate_snapshots(lists: Sequence[SnapshotList], baseline: bool = False) ->
         if baseline:
             records = [r for root, url in parsed for r in sibling_group_baseline(root, url)]
         else:
-            records = [r for extraction in extract_list(parsed) for r in extraction.records]
+            records = [r for extraction in extract_list(parsed, ranker) for r in extraction.records]
         links = {record.item_url for record in records}
         texts = [_fold(record.text) for record in records]
         by_title = {url for url, title in listing.item_titles.items() if any(_fold(title) in t for t in texts)}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -29,7 +29,7 @@ import lxml.etree
 import lxml.html
 
 from models.records.data_regions import DataRegion, element_children, find_data_regions
-from models.records.dates import date_in_text, numeric_day_first, record_date
+from models.records.dates import date_in_text, record_date
 from models.web.dom import normalize_space
 
 SNIPPET_CHARS = 300
@@ -91,7 +91,7 @@ class Extraction:
     regions: int = 0
 
 
-def _text(elements: Iterable[lxml.html.HtmlElement]) -> str:
+def text_of(elements: Iterable[lxml.html.HtmlElement]) -> str:
     return normalize_space(" ".join(element.text_content() for element in elements))
 
 
@@ -152,26 +152,26 @@ def _main_link(elements: list[lxml.html.HtmlElement], base_url: str) -> tuple[st
     in_heading = [(a, url) for a, url in linked
                   if any(ancestor.tag in ("h1", "h2", "h3", "h4", "h5", "h6") for ancestor in a.iterancestors())
                   or any(True for _ in a.iter("h1", "h2", "h3", "h4", "h5", "h6"))]
-    anchor, url = (in_heading or sorted(linked, key=lambda pair: -len(_text([pair[0]]))))[0]
-    return url, _text([anchor])
+    anchor, url = (in_heading or sorted(linked, key=lambda pair: -len(text_of([pair[0]]))))[0]
+    return url, text_of([anchor])
 
 
 def _heading_text(elements: list[lxml.html.HtmlElement]) -> str:
     for element in elements:
         for heading in element.iter("h1", "h2", "h3", "h4", "h5", "h6", "strong", "b"):
-            if text := _text([heading]):
+            if text := text_of([heading]):
                 return text
     return ""
 
 
 def _anchor_text(elements: list[lxml.html.HtmlElement]) -> str:
-    texts = [_text([a]) for element in elements for a in ([element] if element.tag == "a" else element.iter("a"))]
+    texts = [text_of([a]) for element in elements for a in ([element] if element.tag == "a" else element.iter("a"))]
     return max(texts, key=len, default="")
 
 
 def build_record(elements: list[lxml.html.HtmlElement], base_url: str, position: int,
                  day_first: bool = False) -> ExtractedRecord:
-    text = _text(elements)
+    text = text_of(elements)
     url, title = _main_link(elements, base_url)
     title = title or _heading_text(elements) or _anchor_text(elements) or text
     return ExtractedRecord(item_url=url, title=title[:TITLE_CHARS], date=record_date(elements, text, day_first),
@@ -179,7 +179,7 @@ def build_record(elements: list[lxml.html.HtmlElement], base_url: str, position:
 
 
 @dataclass
-class _Candidate:
+class RegionCandidate:
     region: DataRegion
     # The records that have text, and their texts.
     records: list[list[lxml.html.HtmlElement]]
@@ -189,12 +189,12 @@ class _Candidate:
     text_chars: int
 
 
-def _has_item_link(elements: list[lxml.html.HtmlElement], base_url: str) -> bool:
+def has_item_link(elements: list[lxml.html.HtmlElement], base_url: str) -> bool:
     return any(item_link(base_url, a.get("href"))
                for element in elements for a in ([element] if element.tag == "a" else element.iter("a")))
 
 
-def _in_navigation(element: lxml.html.HtmlElement) -> bool:
+def in_navigation(element: lxml.html.HtmlElement) -> bool:
     """Inside a page landmark that holds navigation, not content (nav, header, footer, aside) — the nearest
     landmark decides, because broken markup can put the page's main content inside its navigation."""
     for node in (element, *element.iterancestors()):
@@ -205,21 +205,21 @@ def _in_navigation(element: lxml.html.HtmlElement) -> bool:
     return False
 
 
-def _candidate(region: DataRegion, base_url: str) -> _Candidate | None:
-    with_text = [(nodes, text) for nodes in region.records if (text := _text(nodes))]
-    if len(with_text) < 2 or _in_navigation(region.parent):
+def _candidate(region: DataRegion, base_url: str) -> RegionCandidate | None:
+    with_text = [(nodes, text) for nodes in region.records if (text := text_of(nodes))]
+    if len(with_text) < 2 or in_navigation(region.parent):
         return None
     records = [nodes for nodes, _ in with_text]
     texts = [text for _, text in with_text]
-    linked = sum(1 for nodes in records if _has_item_link(nodes, base_url)) / len(records)
+    linked = sum(1 for nodes in records if has_item_link(nodes, base_url)) / len(records)
     weight = 1.0 if linked >= LINKED_SHARE else UNLINKED_WEIGHT
     elements = {element for nodes in records for element in nodes}
     # Size counts letters (any script), so a pager's page numbers or a column of prices weigh nothing.
     letters = sum(1 for text in texts for character in text if character.isalpha())
-    return _Candidate(region, records, texts, letters * weight, elements, sum(len(text) for text in texts))
+    return RegionCandidate(region, records, texts, letters * weight, elements, sum(len(text) for text in texts))
 
 
-def _with_dated_bonus(candidates: list[_Candidate]) -> None:
+def _with_dated_bonus(candidates: list[RegionCandidate]) -> None:
     """News and event lists date their items: a region's score grows by up to DATED_BONUS times with the share
     of its records that show a date. Only regions the bonus could lift to the top are examined."""
     if not candidates:
@@ -231,7 +231,7 @@ def _with_dated_bonus(candidates: list[_Candidate]) -> None:
             candidate.score *= 1 + DATED_BONUS * dated
 
 
-def _finer(inners: list[_Candidate], outer: _Candidate) -> bool:
+def _finer(inners: list[RegionCandidate], outer: RegionCandidate) -> bool:
     """Whether these regions inside outer's records hold its data more finely: more records between them and
     most of its text (almost all of it when several are merged: records with small lists inside — tags, a
     line of facts — are records, not wrappers)."""
@@ -241,7 +241,7 @@ def _finer(inners: list[_Candidate], outer: _Candidate) -> bool:
             and _links_inside(outer, set().union(*(inner.elements for inner in inners))))
 
 
-def _links_inside(outer: _Candidate, inner_elements: set[lxml.html.HtmlElement]) -> bool:
+def _links_inside(outer: RegionCandidate, inner_elements: set[lxml.html.HtmlElement]) -> bool:
     """Whether the finer regions hold outer's links (a record's title link outside them — beside its date
     and summary fields — means outer's records are the records and the finer regions their fields)."""
     links = [a for nodes in outer.records for element in nodes for a in element.iter("a") if a.get("href")]
@@ -249,16 +249,16 @@ def _links_inside(outer: _Candidate, inner_elements: set[lxml.html.HtmlElement])
     return inside >= WRAPPER_TEXT_SHARE * len(links)
 
 
-def _merged_candidate(parts: list[_Candidate]) -> _Candidate:
+def _merged_candidate(parts: list[RegionCandidate]) -> RegionCandidate:
     """One region of several alike regions (one per record of a wrapper: a table per year, a list per column)."""
     records = [nodes for part in parts for nodes in part.records]
     region = DataRegion(parent=parts[0].region.parent, records=records, span=parts[0].region.span)
-    return _Candidate(region, records, [text for part in parts for text in part.texts],
+    return RegionCandidate(region, records, [text for part in parts for text in part.texts],
                       sum(part.score for part in parts), set().union(*(part.elements for part in parts)),
                       sum(part.text_chars for part in parts))
 
 
-def _without_wrappers(candidates: list[_Candidate]) -> list[_Candidate]:
+def _without_wrappers(candidates: list[RegionCandidate]) -> list[RegionCandidate]:
     """The candidates with wrappers replaced by what they wrap: a wrapper's records each hold a finer region
     (one with more records and most of the text replaces it; several built alike, one per record, are merged
     into one region that replaces it)."""
@@ -267,13 +267,13 @@ def _without_wrappers(candidates: list[_Candidate]) -> list[_Candidate]:
         for element in candidate.elements:
             owners[element].append(index)
     # outer index → template → the regions built that way inside outer's records
-    inside: dict[int, dict[str, list[_Candidate]]] = defaultdict(lambda: defaultdict(list))
+    inside: dict[int, dict[str, list[RegionCandidate]]] = defaultdict(lambda: defaultdict(list))
     for inner in candidates:
         parent = inner.region.parent
         for index in {i for ancestor in (parent, *parent.iterancestors()) for i in owners.get(ancestor, ())}:
-            inside[index][_template(inner)].append(inner)
-    kept: list[_Candidate] = []
-    merged: dict[frozenset, _Candidate] = {}
+            inside[index][region_template(inner)].append(inner)
+    kept: list[RegionCandidate] = []
+    merged: dict[frozenset, RegionCandidate] = {}
     for index, outer in enumerate(candidates):
         groups = [group for group in inside[index].values() if _finer(group, outer)]
         if any(len(group) == 1 for group in groups):
@@ -284,6 +284,15 @@ def _without_wrappers(candidates: list[_Candidate]) -> list[_Candidate]:
             continue
         kept.append(outer)
     return kept + list(merged.values())
+
+
+def record_signature(element: lxml.html.HtmlElement) -> str:
+    return f"{element.tag}.{'.'.join(sorted((element.get('class') or '').split()))}"
+
+
+def region_template(candidate) -> str:
+    """What a list's pages share: the tag path of the region's parent and the tag and class of its records."""
+    return f"{tag_path(candidate.region.parent)}|{'+'.join(map(record_signature, candidate.records[0]))}"
 
 
 def tag_path(element: lxml.html.HtmlElement) -> str:
@@ -302,7 +311,7 @@ def _drop_invisible(root: lxml.html.HtmlElement) -> None:
             element.drop_tree()
 
 
-def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[_Candidate]:
+def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[RegionCandidate]:
     """The page's data regions, best first. Changes `root`: removes its invisible elements and spaces its
     blocks apart."""
     if root is None:
@@ -315,102 +324,32 @@ def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list
     return sorted(candidates, key=lambda c: -c.score)
 
 
-def _extraction(candidates: list[_Candidate], chosen: _Candidate | None, base_url: str) -> Extraction:
-    texts = [" ".join(c.texts) for c in candidates[:2]]
-    texts += [""] * (2 - len(texts))
-    if chosen is None:
-        return Extraction(region_texts=(texts[0], texts[1]), regions=len(candidates))
-    language = chosen.region.parent.getroottree().getroot().get("lang") or ""
-    day_first = numeric_day_first(chosen.texts, language)
-    records = [build_record(nodes, base_url, position, day_first) for position, nodes in enumerate(chosen.records)]
-    return Extraction(records=records, template=_template(chosen),
-                      region_texts=(texts[0], texts[1]), regions=len(candidates))
-
-
-def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str = "") -> Extraction:
-    """The records of one page's main data region — the region built like `template` (from an earlier page
-    of the same list) where the page has one; no records when the page has no repeated structure."""
-    candidates = ranked_candidates(root, base_url)
-    chosen = next((c for c in candidates if template and _template(c) == template), None)
-    if chosen is None and template and root is not None:
-        chosen = _single_record(root, template, base_url)
-    return _extraction(candidates, chosen or (candidates[0] if candidates else None), base_url)
-
-
-def _signature(element: lxml.html.HtmlElement) -> str:
-    return f"{element.tag}.{'.'.join(sorted((element.get('class') or '').split()))}"
-
-
-def _template(candidate: _Candidate) -> str:
-    """What a list's pages share: the tag path of the region's parent and the tag and class of its records."""
-    return f"{tag_path(candidate.region.parent)}|{'+'.join(map(_signature, candidate.records[0]))}"
-
-
-def _single_record(root: lxml.html.HtmlElement, template: str, base_url: str) -> _Candidate | None:
-    """The records built like the template on a page that has too few of them for a region (the last page
-    of a list often holds one item): the template parent's children with the template's tag and class."""
-    path, roots = template.split("|", 1)
-    signatures = roots.split("+")
-    span = len(signatures)
-    for parent in root.iter():
-        if isinstance(parent.tag, str) and tag_path(parent) == path:
-            children = element_children(parent)
-            records = [children[i:i + span] for i in range(len(children) - span + 1)
-                       if [_signature(child) for child in children[i:i + span]] == signatures]
-            texts = [_text(nodes) for nodes in records]
-            if records and all(texts):
-                elements = {element for nodes in records for element in nodes}
-                region = DataRegion(parent=parent, records=records, span=span)
-                return _Candidate(region, records, texts, 0.0, elements, sum(map(len, texts)))
-    return None
-
-
-def extract_list(pages: Sequence[tuple[lxml.html.HtmlElement | None, str]]) -> list[Extraction]:
-    """The records of each page of one paginated list, read with the template of its first page that has
-    records; an item is kept on the first page it appears on only."""
-    template = ""
-    seen: set[str] = set()
-    extractions = []
-    for root, url in pages:
-        extraction = extract_records(root, url, template)
-        template = template or extraction.template
-        unique = []
-        for record in extraction.records:
-            if record_key(record) in seen:
-                continue
-            seen.add(record_key(record))
-            unique.append(record)
-        extraction.records = unique
-        extractions.append(extraction)
-    return extractions
-
-
-def sibling_group_baseline(root: lxml.html.HtmlElement | None, base_url: str) -> list[ExtractedRecord]:
-    """The baseline: under each element, its children grouped by tag and class attribute; the group with the
-    most letters wins, skipping wrapper groups (whose members hold a group with more members and at least
-    half their letters). No data-region mining, no ranking beyond size."""
-    if root is None:
-        return []
-    _drop_invisible(root)
-    _separate_blocks(root)
-    groups: list[tuple[list[lxml.html.HtmlElement], int]] = []
+def sibling_groups(root: lxml.html.HtmlElement, min_members: int) -> Iterator[list[lxml.html.HtmlElement]]:
+    """Under every element, its children grouped by tag and sorted class names: groups of `min_members` or more."""
     for parent in root.iter():
         if not isinstance(parent.tag, str):
             continue
         by_class: dict[tuple[str, str], list[lxml.html.HtmlElement]] = defaultdict(list)
         for child in element_children(parent):
-            by_class[(child.tag, child.get("class") or "")].append(child)
-        for members in by_class.values():
-            letters = sum(1 for character in _text(members) if character.isalpha())
-            if len(members) >= 2 and letters:
-                groups.append((members, letters))
-    owner = {member: index for index, (members, _) in enumerate(groups) for member in members}
-    wrappers = set()
-    for members, letters in groups:
-        for ancestor in members[0].iterancestors():
-            index = owner.get(ancestor)
-            if index is not None and len(members) > len(groups[index][0]) and letters >= groups[index][1] / 2:
-                wrappers.add(index)
-    ranked = sorted((group for index, group in enumerate(groups) if index not in wrappers), key=lambda g: -g[1])
-    best = ranked[0][0] if ranked else []
+            by_class[(child.tag, " ".join(sorted((child.get("class") or "").split())))].append(child)
+        yield from (members for members in by_class.values() if len(members) >= min_members)
+
+
+def letters_of(text: str) -> int:
+    return sum(1 for character in text if character.isalpha())
+
+
+def sibling_group_baseline(root: lxml.html.HtmlElement | None, base_url: str) -> list[ExtractedRecord]:
+    """The baseline (issue 17's): every element's children grouped by tag and sorted classes, groups of three
+    or more; the group with the most letters, skipping groups where one member holds over half of them.
+    Nothing else: no data-region mining, no landmarks, no dates."""
+    if root is None:
+        return []
+    _drop_invisible(root)
+    _separate_blocks(root)
+    best, most = [], 0
+    for members in sibling_groups(root, 3):
+        letters = [letters_of(text_of([member])) for member in members]
+        if sum(letters) > most and max(letters) <= sum(letters) / 2:
+            best, most = members, sum(letters)
     return [build_record([element], base_url, position) for position, element in enumerate(best)]

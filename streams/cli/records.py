@@ -1,5 +1,6 @@
 """`sourcewatch records SOURCE_URL` (the current records of a source page, from ClickHouse) and
-`sourcewatch eval records` (record extraction on labelled data, beside the sibling-group baseline)."""
+`sourcewatch eval records` (record extraction on labelled data, beside the sibling-group baseline), and
+`sourcewatch train records` (the list ranker)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,27 @@ class Records(Command):
             return 1
         print(f"{args.source}: {len(records)} records")
         print("\n".join(current_records(records)))
+        return 0
+
+
+class TrainRecords(Command):
+    name = "records"
+    help = "train the list ranker (which candidate record set is a page's main list) on the Estuka testbed"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--data", required=True, metavar="DIR", help="<data>/records/estuka")
+        parser.add_argument("--out", required=True, help="ranker file to write")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from models.records.report import NoRecordData, train_records_ranker
+
+        try:
+            ranker = train_records_ranker(Path(args.data), progress_bar)
+        except NoRecordData as error:
+            raise CommandError(str(error)) from None
+        ranker.save(Path(args.out))
+        print(f"trained on {ranker.trained_on['pages']} pages of {len(ranker.trained_on['categories'])} categories "
+              f"→ {args.out}")
         return 0
 
 

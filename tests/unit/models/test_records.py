@@ -3,7 +3,8 @@
 from datetime import UTC, datetime
 
 from models.records.data_regions import find_data_regions
-from models.records.extraction import extract_list, extract_records, record_key, sibling_group_baseline
+from models.records.extraction import record_key, sibling_group_baseline
+from models.records.main_list import extract_list, extract_records
 from models.web.dom import parse_html
 
 BASE = "https://club.example.org/events/"

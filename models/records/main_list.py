@@ -1,0 +1,90 @@
+"""A page's main list as records: the candidate record sets of the page (models.records.candidates), the one
+built like the list's template where an earlier page of the same list gave one, else the list ranker's
+choice (models.records.ranker); and a paginated list read page by page with its first page's template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import lxml.html
+
+from models.records.candidates import ListCandidate, candidate_features, page_candidates
+from models.records.data_regions import DataRegion, element_children
+from models.records.dates import numeric_day_first
+from models.records.extraction import (
+    Extraction,
+    text_of,
+    build_record,
+    record_key,
+    record_signature,
+    region_template,
+    tag_path,
+)
+from models.records.ranker import Ranking, default_ranker
+
+
+def _extraction(regions: list[ListCandidate], chosen: ListCandidate | None, base_url: str) -> Extraction:
+    texts = [" ".join(c.texts) for c in regions[:2]]
+    texts += [""] * (2 - len(texts))
+    if chosen is None:
+        return Extraction(region_texts=(texts[0], texts[1]), regions=len(regions))
+    language = chosen.region.parent.getroottree().getroot().get("lang") or ""
+    day_first = numeric_day_first(chosen.texts, language)
+    records = [build_record(nodes, base_url, position, day_first) for position, nodes in enumerate(chosen.records)]
+    return Extraction(records=records, template=region_template(chosen),
+                      region_texts=(texts[0], texts[1]), regions=len(regions))
+
+
+def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str = "",
+                    ranker: Ranking | None = None) -> Extraction:
+    """The records of one page's main list — the candidate built like `template` (from an earlier page of the
+    same list) where the page has one, else the one the list ranker chooses (default: the shipped one); no
+    records when the page has no repeated structure."""
+    candidates = page_candidates(root, base_url)
+    chosen = next((c for c in candidates if template and region_template(c) == template), None)
+    if chosen is None and template and root is not None:
+        chosen = _single_record(root, template)
+    if chosen is None and candidates:
+        index = (ranker or default_ranker()).choose(candidate_features(candidates, root, base_url))
+        chosen = candidates[index] if index is not None else None
+    # The data regions, largest first (the source-page classifier reads the two largest).
+    return _extraction([c for c in candidates if c.generator == "mdr"], chosen, base_url)
+
+
+def _single_record(root: lxml.html.HtmlElement, template: str) -> ListCandidate | None:
+    """The records built like the template on a page that has too few of them for a region (the last page
+    of a list often holds one item): the template parent's children with the template's tag and class."""
+    path, roots = template.split("|", 1)
+    signatures = roots.split("+")
+    span = len(signatures)
+    for parent in root.iter():
+        if isinstance(parent.tag, str) and tag_path(parent) == path:
+            children = element_children(parent)
+            records = [children[i:i + span] for i in range(len(children) - span + 1)
+                       if [record_signature(child) for child in children[i:i + span]] == signatures]
+            texts = [text_of(nodes) for nodes in records]
+            if records and all(texts):
+                return ListCandidate(DataRegion(parent=parent, records=records, span=span), texts, "template")
+    return None
+
+
+def extract_list(pages: Sequence[tuple[lxml.html.HtmlElement | None, str]], ranker: Ranking | None = None
+                 ) -> list[Extraction]:
+    """The records of each page of one paginated list, read with the template of its first page that has
+    records; an item is kept on the first page it appears on only."""
+    template = ""
+    seen: set[str] = set()
+    extractions = []
+    for root, url in pages:
+        extraction = extract_records(root, url, template, ranker)
+        template = template or extraction.template
+        unique = []
+        for record in extraction.records:
+            if record_key(record) in seen:
+                continue
+            seen.add(record_key(record))
+            unique.append(record)
+        extraction.records = unique
+        extractions.append(extraction)
+    return extractions
