@@ -48,9 +48,12 @@ async def extract_records(stream):
                     log.info("%s was cut at the size cap; its records are read from the part received", page.url)
                     metrics.count("truncated_pages_read", "extract_records")
                 source = source_of(page)
-                template = list_templates.get(source, "") if page.reason == "paginate" else ""
+                # Every read of a source's list after the first uses the first's template: a later page of the
+                # list, and the same page read again, have their items in the same list — the ranker choosing
+                # afresh on a revisit could read another list and report its items as new, or miss the new.
+                template = list_templates.get(source, "")
                 read = await loop.run_in_executor(None, read_records, page, template)
-                if page.reason != "paginate" and read.extraction.template:
+                if not template and page.reason != "paginate" and read.extraction.template:
                     list_templates[source] = read.extraction.template
                 if not read.records:
                     log.info("no records on %s (%d data regions)", page.final_url, read.extraction.regions)
