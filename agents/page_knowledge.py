@@ -20,12 +20,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 import numpy as np
 
-from models.revisit.rhythm import RhythmPrior, fading, slot_count, slot_rates, slots_of
+from models.revisit.rhythm import RhythmPrior, fading, slot_count, slot_rates, slots_of, with_day_counts
 from models.revisit.rhythm_model import KnownWindow
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,11 @@ class Placed:
     """The updates a read revealed: per tick, its share of an update (≤ 1), and what was not read as one."""
 
     shares: dict[int, float]
+    # The same, less the items dated by day alone at ticks shorter than a day: those are counted by their day
+    # (`day_items`: the tick of each one's noon), their hour left to the page's learned hours
+    # (models.revisit.rhythm.with_day_counts).
+    timed_shares: dict[int, float] = field(default_factory=dict)
+    day_items: list[int] = field(default_factory=list)
     # Each item read as an update: its expected publication time (hours since the epoch) — its listed time
     # where that is exact, else the mean of the ticks it is shared over.
     item_hours: list[float] = field(default_factory=list)
@@ -89,8 +94,10 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
         return placed
     weights = 1 - np.exp(-rates[slots_of(span, tick_hours)])
     total: dict[int, float] = {}
+    timed: dict[int, float] = {}
+    day_items: dict[datetime, int] = {}
     for moment in listed:
-        candidates, exact = span, None
+        candidates, exact, by_day = span, None, False
         if moment is not None and not dates_are_events:
             hours = moment.timestamp() / 3600
             listed_tick = _tick_of(moment, tick_hours)
@@ -103,6 +110,7 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
                 last = listed_tick
                 if _is_date_only(moment) and tick_hours < 24:
                     last = int(np.ceil((hours + 24) / tick_hours - 1e-9))
+                    by_day = True
                 inside = span[(span >= listed_tick) & (span <= last)]
                 exact = hours if last == listed_tick and len(inside) else None
                 # A time before the previous read (clock skew, a late listing) clamps to its first tick.
@@ -111,9 +119,18 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
         share = share / share.sum() if share.sum() > 0 else np.full(len(candidates), 1 / len(candidates))
         for candidate, value in zip(candidates.tolist(), share.tolist()):
             total[candidate] = total.get(candidate, 0.0) + value
+            if not by_day:
+                timed[candidate] = timed.get(candidate, 0.0) + value
+        if by_day:
+            day_items[moment] = day_items.get(moment, 0) + 1
         placed.item_hours.append(exact if exact is not None else float(share @ (candidates - 0.5)) * tick_hours)
     placed.burst = any(value > 1 for value in total.values())
     placed.shares = {candidate: min(value, 1.0) for candidate, value in total.items()}
+    placed.timed_shares = {candidate: min(value, 1.0) for candidate, value in timed.items()}
+    # A day holds at most one update per tick.
+    per_day = int(round(24 / tick_hours))
+    placed.day_items = [_tick_of(day + timedelta(hours=12), tick_hours)
+                        for day, count in day_items.items() for _ in range(min(count, per_day))]
     return placed
 
 
@@ -136,11 +153,20 @@ def fade_to(state, tick: int, tick_hours: float) -> None:
     size = slot_count(tick_hours)
     if not state.counts:
         state.counts, state.exposure, state.sums_tick = [0.0] * size, [0.0] * size, tick
+        state.day_counts = [0.0] * 7
         return
     factor = fading(tick_hours) ** max(tick - state.sums_tick, 0)
     state.counts = [value * factor for value in state.counts]
     state.exposure = [value * factor for value in state.exposure]
+    state.day_counts = [value * factor for value in state.day_counts or [0.0] * 7]
     state.sums_tick = max(tick, state.sums_tick)
+
+
+def rhythm_counts(state) -> np.ndarray:
+    """The page's update counts per slot, as of its sums' tick, with the items dated by day alone spread over
+    their day's hours as the page's own timed items are (recomputed at every use, so a page whose hours
+    revisits reveal reads its listing's history at those hours too)."""
+    return with_day_counts(np.array(state.counts), np.array(state.day_counts or [0.0] * 7))
 
 
 def learn_read(state, prior: RhythmPrior, tick: int, listed: Sequence[datetime | None], first: bool) -> Learned:
@@ -151,7 +177,7 @@ def learn_read(state, prior: RhythmPrior, tick: int, listed: Sequence[datetime |
     # Items are placed by the page's own rhythm, flat where it has shown nothing: the training pages' clock is
     # no evidence of when this page publishes (placed by it, a listing dated by day alone would teach every
     # page that clock, and the page's decisions would follow it).
-    rates = slot_rates(RhythmPrior.flat(tick_hours, prior.rate), np.array(state.counts), np.array(state.exposure))
+    rates = slot_rates(RhythmPrior.flat(tick_hours, prior.rate), rhythm_counts(state), np.array(state.exposure))
     event_list = False
     if first:
         dated = [moment for moment in listed if moment is not None]
@@ -176,11 +202,15 @@ def learn_read(state, prior: RhythmPrior, tick: int, listed: Sequence[datetime |
     fade = fading(tick_hours)
     exposure = np.bincount(slots_of(observed, tick_hours), weights=fade ** (tick - observed),
                            minlength=len(state.exposure))
-    updates = np.array(sorted(placed.shares), dtype=np.int64)
+    updates = np.array(sorted(placed.timed_shares), dtype=np.int64)
     counts = np.bincount(slots_of(updates, tick_hours), minlength=len(state.counts),
-                         weights=np.array([placed.shares[t] for t in updates.tolist()]) * fade ** (tick - updates))
+                         weights=np.array([placed.timed_shares[t] for t in updates.tolist()]) * fade ** (tick - updates))
+    days = np.array(placed.day_items, dtype=np.int64)
+    day_counts = np.bincount(slots_of(days, tick_hours) // 24, minlength=7,
+                             weights=fade ** np.maximum(tick - days, 0)) if len(days) else np.zeros(7)
     state.exposure = (np.array(state.exposure) + exposure).tolist()
     state.counts = (np.array(state.counts) + counts).tolist()
+    state.day_counts = (np.array(state.day_counts) + day_counts).tolist()
     # The model's window reads whole ticks: an item shared over several counts at its likeliest one.
     likeliest = _likeliest_ticks(placed.shares)
     state.recent_updates = sorted(set(state.recent_updates) | likeliest)[-RECENT_UPDATES:]
@@ -213,6 +243,6 @@ def known_windows(states: Sequence, ticks: Sequence[int], width: int, tick_hours
     for state, tick in zip(states, ticks):
         factor = fade ** max(tick - state.sums_tick, 0) if state.counts else 0.0
         size = slot_count(tick_hours)
-        counts.append(np.array(state.counts or [0.0] * size) * factor)
+        counts.append((rhythm_counts(state) if state.counts else np.zeros(size)) * factor)
         exposure.append(np.array(state.exposure or [0.0] * size) * factor)
     return KnownWindow(window, known, updated & known, before, known_until, np.array(counts), np.array(exposure))

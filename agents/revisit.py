@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agents.page_knowledge import Learned, known_windows, learn_read, with_modified_time
+from agents.page_knowledge import Learned, known_windows, learn_read, rhythm_counts, with_modified_time
 from infra.settings import Settings
 from models.revisit.rhythm import CELL_STRENGTH, RhythmPrior, slot_rates, slots_of, summarize_rhythm
 from models.revisit.rhythm_model import DEFAULT_MODEL, RhythmLSTM
@@ -100,6 +100,8 @@ class WatchedSource(BaseModel):
     # ticks known, from `known_from` to `known_until` (the last successful read); recent known update ticks.
     counts: list[float] = []
     exposure: list[float] = []
+    # Updates known only by their day (listings dated without a time), per day of week, faded alike.
+    day_counts: list[float] = []
     sums_tick: int = 0
     known_from: int | None = None
     known_until: int | None = None
@@ -277,7 +279,7 @@ def rhythm_figures(source: WatchedSource, prior: RhythmPrior) -> dict[str, float
     if not source.read_once:
         return {"updates_per_day": None, "known_hours": None}
     hours = (source.known_until - (source.known_from or source.known_until) + 1) * prior.tick_hours
-    return {"updates_per_day": summarize_rhythm(prior, source.counts, source.exposure).updates_per_day,
+    return {"updates_per_day": summarize_rhythm(prior, rhythm_counts(source), source.exposure).updates_per_day,
             "known_hours": hours}
 
 

@@ -15,6 +15,7 @@ from functools import cache
 
 import faust
 
+from agents.page_knowledge import rhythm_counts
 from agents.revisit import (
     RevisitClock,
     rhythm_figures,
@@ -181,6 +182,6 @@ async def observe_revisits(stream):
                 if value is not None:
                     metrics.gauge(name, "revisit", round(value, 4), source=outcome.page_url)
             if source.counts:
-                rhythm = summarize_rhythm(predictor.prior, source.counts, source.exposure)
+                rhythm = summarize_rhythm(predictor.prior, rhythm_counts(source), source.exposure)
                 metrics.gauge("rhythm_peaks", "revisit", rhythm.peak_share, source=outcome.page_url,
                               peaks=", ".join(rhythm.peaks))

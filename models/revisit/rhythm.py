@@ -129,6 +129,20 @@ def tick_probabilities(rates: np.ndarray, slots: np.ndarray) -> np.ndarray:
     return 1 - np.exp(-np.take_along_axis(rates, slots, axis=-1))
 
 
+def with_day_counts(counts: np.ndarray, day_counts: np.ndarray) -> np.ndarray:
+    """Hour-of-week counts (168) with the updates known only by their day of week (7) spread over that day's
+    hours in proportion to the page's own hour-of-day profile from its timed updates (SHAPE_STRENGTH events
+    spread evenly where it has few): the E-step for updates whose hour the listing does not say, redone with
+    what the page has shown since. Day-of-week counts (7 slots) have no hours: returned as they are plus the
+    day counts."""
+    counts, day_counts = np.asarray(counts, dtype=np.float64), np.asarray(day_counts, dtype=np.float64)
+    if counts.shape[-1] == 7:
+        return counts + day_counts
+    hours = counts.reshape(*counts.shape[:-1], 7, 24).sum(-2)
+    profile = (hours + SHAPE_STRENGTH / 24) / (hours.sum(-1, keepdims=True) + SHAPE_STRENGTH)
+    return counts + (day_counts[..., :, None] * profile[..., None, :]).reshape(counts.shape)
+
+
 def mean_tick_probability(prior: RhythmPrior, counts: np.ndarray, exposure: np.ndarray) -> np.ndarray:
     """The page's P(update) in a tick, averaged over the slots of the week (...,)."""
     return (1 - np.exp(-slot_rates(prior, counts, exposure))).mean(-1)

@@ -302,3 +302,25 @@ def test_the_guaranteed_revisit_lands_at_the_likeliest_hour_of_the_interval():
     # hour its rhythm expects items, not 24 h after whatever hour the previous revisit fell on.
     days, _ = _daily_at_seven(_rhythm_only(1e9), 4, dated=True)
     assert all(7 in hours for hours in days[1:]), days
+
+
+def test_items_dated_by_day_alone_take_the_hours_the_page_reveals_later():
+    from email.utils import format_datetime
+
+    from agents.page_knowledge import rhythm_counts
+
+    start = DAY + 24 * 20
+    source = start_watching(URL, "example.org", start)
+    # The listing dates its 20 items by day only: nothing is known of their hours.
+    observe(source, _outcome(start, listed=[CLOCK.tick_time(DAY + 24 * d) for d in range(20)]), CLOCK, PRIOR)
+    hours = rhythm_counts(source).reshape(7, 24).sum(0)
+    assert hours.max() < 1.5 * hours.mean()
+    # Three revisits each find one item, dated by day too, whose time (07:20) the page's Last-Modified gives.
+    for d in (20, 21, 22):
+        published = CLOCK.tick_time(DAY + 24 * d + 7) + timedelta(minutes=20)
+        outcome = _outcome(DAY + 24 * d + 12, 1, [CLOCK.tick_time(DAY + 24 * d)])
+        observe(source, outcome.model_copy(update={"last_modified": format_datetime(published, usegmt=True)}), CLOCK,
+                PRIOR)
+    # The listing's twenty earlier items are now read at the hour the page has shown: most of them at 07:00.
+    hours = rhythm_counts(source).reshape(7, 24).sum(0)
+    assert hours.argmax() == 7 and hours[7] > 0.5 * hours.sum(), hours.round(2)
