@@ -55,6 +55,9 @@ def evaluate_records(directory: Path, progress_bar: ProgressFactory) -> dict:
     if not pages:
         raise NoRecordData(f"{directory}: no readable pages ({kind} labels, but their HTML files are missing)")
     if kind == "estuka":
+        if len({page.category for page in pages}) < 2:
+            raise NoRecordData(f"{directory}: the list ranker is cross-validated by category — it needs two "
+                               "categories or more")
         with progress_bar("candidates: features and labels", len(pages)) as advance:
             labelled = labelled_pages(pages, advance)
         categories = sorted({page.category for page in pages})

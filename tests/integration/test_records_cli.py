@@ -11,16 +11,26 @@ from tests.conftest import cli_json, run_cli
 pytestmark = pytest.mark.data
 
 
-def test_estuka_figures_with_the_baseline(data_dir, tmp_path):
-    # One category keeps the run short; the README's figures come from all 12.
-    shutil.copytree(data_dir / "records" / "estuka" / "1- Arts", tmp_path / "1- Arts")
+def test_estuka_figures_cross_validated_by_category_with_the_baseline(data_dir, tmp_path):
+    # Two categories keep the run short (each read by a ranker trained on the other); the README's figures
+    # come from all 12.
+    categories = {"1- Arts", "14- Society"}
+    for category in categories:
+        shutil.copytree(data_dir / "records" / "estuka" / category, tmp_path / category)
     result = cli_json(["eval", "records", "--data", str(tmp_path)], {})
-    assert result["data"] == "estuka" and result["pages"] == 30
-    for figures in (result, result["baseline"]):
+    assert result["data"] == "estuka" and result["pages"] == 60
+    assert "2 folds" in result["protocol"]["sourcewatch"]
+    for figures in (result, result["largest_region"], result["baseline"]):
         assert 0 <= figures["precision"] <= 1 and 0 <= figures["recall"] <= 1 and 0 <= figures["f1"] <= 1
-        assert figures["count_accuracy"] is None
-        assert set(figures["by_category"]) == {"1- Arts"}
+        assert figures["count_accuracy"] is None and figures["records_per_page"] > 0
+        assert set(figures["by_category"]) == categories
     assert result["f1"] > result["baseline"]["f1"]
+
+
+def test_cross_validation_needs_two_categories(data_dir, tmp_path):
+    shutil.copytree(data_dir / "records" / "estuka" / "1- Arts", tmp_path / "1- Arts")
+    done = run_cli(["eval", "records", "--data", str(tmp_path)], {})
+    assert done.returncode == 2 and "two categories" in done.stderr
 
 
 def test_city_scrapers_figures_with_listing_and_detail_pages_apart(data_dir, tmp_path):
