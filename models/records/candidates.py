@@ -97,14 +97,14 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
     order = {element: index for index, element in enumerate(root.iter())}
     total_elements = max(len(order), 1)
     page_letters = max(letters_of(text_of([root])), 1)
-    letters = [sum(letters_of(text) for text in c.texts) for c in candidates]
+    record_letters = [[letters_of(text) for text in c.texts] for c in candidates]
+    letters = [sum(per_record) for per_record in record_letters]
     largest = max(max(letters), 1)
     rank = {index: position for position, index in enumerate(np.argsort([-value for value in letters]))}
     best_score = max(max(c.mdr_score for c in candidates), 1.0)
     rows = []
-    for index, (candidate, size) in enumerate(zip(candidates, letters)):
+    for index, (candidate, size, per_record) in enumerate(zip(candidates, letters, record_letters)):
         records, texts = candidate.records, candidate.texts
-        per_record = [letters_of(text) for text in texts]
         mean = statistics.fmean(per_record) if per_record else 0.0
         anchors = [a for nodes in records for node in nodes for a in ([node] if node.tag == "a" else node.iter("a"))]
         link_letters = sum(letters_of(a.text_content()) for a in anchors)

@@ -215,7 +215,7 @@ def _candidate(region: DataRegion, base_url: str) -> RegionCandidate | None:
     weight = 1.0 if linked >= LINKED_SHARE else UNLINKED_WEIGHT
     elements = {element for nodes in records for element in nodes}
     # Size counts letters (any script), so a pager's page numbers or a column of prices weigh nothing.
-    letters = sum(1 for text in texts for character in text if character.isalpha())
+    letters = sum(map(letters_of, texts))
     return RegionCandidate(region, records, texts, letters * weight, elements, sum(len(text) for text in texts))
 
 
@@ -336,7 +336,7 @@ def sibling_groups(root: lxml.html.HtmlElement, min_members: int) -> Iterator[li
 
 
 def letters_of(text: str) -> int:
-    return sum(1 for character in text if character.isalpha())
+    return sum(map(str.isalpha, text))
 
 
 def sibling_group_baseline(root: lxml.html.HtmlElement | None, base_url: str) -> list[ExtractedRecord]:
