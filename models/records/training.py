@@ -34,7 +34,7 @@ def labelled_pages(pages: Sequence[EstukaPage], progress: Callable[[], None] | N
     for page in pages:
         root = parse_html(page.html)
         candidates = page_candidates(root, ESTUKA_URL)
-        features = candidate_features(candidates, root, ESTUKA_URL) if root is not None else np.zeros((0, 0))
+        features = candidate_features(candidates, root, ESTUKA_URL)
         labelled.append(LabelledPage(page.category, features,
                                      np.array([estuka_f1(c.texts, page.keys) for c in candidates], dtype=np.float32)))
         if progress:
