@@ -1,7 +1,8 @@
 """Stage `extract_records`: pages.fetched → records.extracted (one message per record) and changes.detected.
 
 Reads source pages, the further pages of their lists and revisits (reasons in
-RECORD_REASONS); a revisit's outcome (read or not, its new items) goes to
+RECORD_REASONS), and keeps a few of each site's other pages as witnesses of its
+template (SiteWitnesses); a revisit's outcome (read or not, its new items) goes to
 revisit.outcomes for the scheduler. Each page is handled as its own event, because the stage's
 tables (a list's template, the items each source has listed) write their
 changelog to the partition of the event being processed — the site's; the
@@ -16,7 +17,7 @@ import logging
 import faust
 
 from agents.links import is_html
-from agents.records import ChangeDetector, read_records, revisit_outcome, source_of
+from agents.records import ChangeDetector, SiteWitnesses, read_records, revisit_outcome, source_of
 from schemas.crawl import RECORD_REASONS
 from streams import metrics, progress
 from streams.app import app, settings
@@ -31,14 +32,18 @@ _TABLE_OPTIONS = dict(
 list_templates = app.Table("records-templates", **_TABLE_OPTIONS)
 known_items = app.Table("records-known-items", **_TABLE_OPTIONS)
 first_crawls = app.Table("records-first-crawls", **_TABLE_OPTIONS)
+site_witnesses = app.Table("records-site-witnesses", **_TABLE_OPTIONS)
 
 
 @app.agent(topic("pages.fetched"))
 async def extract_records(stream):
     detector = ChangeDetector(known_items, first_crawls)
+    witnesses = SiteWitnesses(site_witnesses)
     loop = asyncio.get_running_loop()
     async for event in stream.events():
         for page in await decode_events("pages.fetched", [event]):
+            if page.ok and is_html(page) and witnesses.wants(page):
+                witnesses.add(page, await loop.run_in_executor(None, witnesses.fingerprint, page))
             if page.reason not in RECORD_REASONS:
                 continue
             crawl = progress.of(page.crawl_id)
@@ -52,7 +57,8 @@ async def extract_records(stream):
                 # list, and the same page read again, have their items in the same list — the ranker choosing
                 # afresh on a revisit could read another list and report its items as new, or miss the new.
                 template = list_templates.get(source, "")
-                read = await loop.run_in_executor(None, read_records, page, template)
+                witness = witnesses.of(page) if not template else frozenset()
+                read = await loop.run_in_executor(None, read_records, page, template, witness)
                 if not template and page.reason != "paginate" and read.extraction.template:
                     list_templates[source] = read.extraction.template
                 if not read.records:

@@ -2,7 +2,9 @@
 
 `read_records` turns one fetched page into `records.extracted` messages (using
 the template of its list's first page for the list's further pages, so every
-page of a list is read from the same region). `ChangeDetector` keeps, per
+page of a list is read from the same region; the first page's list is chosen
+with the site's other pages, kept by `SiteWitnesses`, as witnesses of what
+is template). `ChangeDetector` keeps, per
 source page, the items seen so far: the first read of a source — its first
 crawl, the source page and its pagination pages alike — only seeds that set;
 every later read emits the items not in it as `changes.detected`, once each.
@@ -20,9 +22,11 @@ from datetime import UTC, datetime
 
 from models.records.extraction import Extraction, record_key
 from models.records.main_list import extract_records
+from models.records.witnesses import WITNESS_PAGES, Fingerprint, merged, page_fingerprint
 from models.web.dom import parse_html
 from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
+from schemas.discovery import DISCOVER_REASON
 from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.revisit import RevisitOutcome
 
@@ -43,10 +47,11 @@ def fetched_at(page: PageFetched) -> datetime:
     return datetime.fromtimestamp(page.fetched_at_ms / 1000, UTC) if page.fetched_at_ms else page.created_at
 
 
-def read_records(page: PageFetched, template: str = "") -> PageRecords:
-    """The records of one fetched page (read with the list's template when it has one)."""
+def read_records(page: PageFetched, template: str = "", witness: Fingerprint = frozenset()) -> PageRecords:
+    """The records of one fetched page (read with the list's template when it has one, else chosen with the
+    site's other pages as witnesses of its template)."""
     started = time.monotonic()
-    extraction = extract_records(parse_html(page.body), page.final_url, template)
+    extraction = extract_records(parse_html(page.body), page.final_url, template, witness=witness)
     seen_at = fetched_at(page)
     records = [RecordExtracted(
         event_id=derived_event_id(page.event_id, "record", record_key(record)), site=page.site,
@@ -55,6 +60,40 @@ def read_records(page: PageFetched, template: str = "") -> PageRecords:
         date=record.date, snippet=record.snippet, position=record.position, seen_at=seen_at,
     ) for record in extraction.records]
     return PageRecords(page, extraction, records, round((time.monotonic() - started) * 1000, 2))
+
+
+class SiteWitnesses:
+    """The fingerprints (models.records.witnesses) of the first WITNESS_PAGES pages a crawl fetched on each
+    site on its way to the site's listings. The homepage is not one: it often shows the newest items of the
+    very list it links to, which would pass for template. In the worker the mapping (site → {url: sorted
+    hashes}) is a Faust table in the site's partition."""
+
+    REASONS = ("bfs", DISCOVER_REASON)
+    # Hashes kept per page: a page's template is a few hundred text nodes and paths; a huge page must not make
+    # a huge table value.
+    MAX_NODES = 8000
+
+    def __init__(self, table: MutableMapping[str, dict[str, list[int]]]) -> None:
+        self.table = table
+
+    def wants(self, page: PageFetched) -> bool:
+        return page.reason in self.REASONS and len(self.table.get(page.site) or {}) < WITNESS_PAGES
+
+    @classmethod
+    def fingerprint(cls, page: PageFetched) -> list[int]:
+        return sorted(page_fingerprint(parse_html(page.body)))[: cls.MAX_NODES]
+
+    def add(self, page: PageFetched, fingerprint: list[int]) -> None:
+        pages = dict(self.table.get(page.site) or {})
+        if len(pages) < WITNESS_PAGES and fingerprint:
+            pages[page.final_url] = fingerprint
+            self.table[page.site] = pages
+
+    def of(self, page: PageFetched) -> Fingerprint:
+        """The witnesses of a listing page: the site's other pages kept (not the page itself)."""
+        own = {page.url, page.final_url, source_of(page)}
+        return merged(frozenset(hashes) for url, hashes in (self.table.get(page.site) or {}).items()
+                      if url not in own)
 
 
 def _digest(text: str) -> str:

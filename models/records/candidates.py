@@ -7,7 +7,8 @@ and class set, two or more). They overlap on clean lists and differ where one of
 list whose records differ in structure; sibling groups miss records built of several siblings. Each
 candidate is described page-relatively (its letters against the page's and the largest candidate's, its
 rank), by its records (how many, how alike, linked, dated, headed), by where it sits (landmark, depth,
-position in the document) and by which generator made it.
+position in the document), by which generator made it, and by how much of its text the site's other pages
+show (models.records.witnesses: template, not data).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import lxml.html
 import numpy as np
 
 from models.records.data_regions import DataRegion
+from models.records.witnesses import Fingerprint, structure_shown, template_shares
 from models.records.dates import date_in_text
 from models.records.extraction import (
     CONTENT_TAGS,
@@ -41,6 +43,7 @@ FEATURES = (
     "linked_share", "dated_share", "headed_share", "link_letter_share", "distinct_link_share", "record_letter_cv",
     "largest_record_share", "log_mean_record_letters", "in_navigation", "in_content", "log_depth", "position",
     "span", "from_mdr", "from_siblings", "lines", "table_rows", "list_items", "log_candidates",
+    "template_letter_share", "template_record_share", "structure_on_witness", "data_on_witness", "has_witnesses",
 )
 
 
@@ -90,8 +93,10 @@ def _elements(records: list[list[lxml.html.HtmlElement]]) -> frozenset:
     return frozenset(id(node) for nodes in records for node in nodes)
 
 
-def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElement, base_url: str) -> np.ndarray:
-    """(candidates, len(FEATURES)) — see the module."""
+def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElement, base_url: str,
+                       witness: Fingerprint = frozenset()) -> np.ndarray:
+    """(candidates, len(FEATURES)) — see the module; `witness`: the fingerprint of the site's other pages
+    (models.records.witnesses), empty where none are known."""
     if not candidates:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
     order = {element: index for index, element in enumerate(root.iter())}
@@ -125,12 +130,20 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
             math.log1p(sum(1 for _ in parent.iterancestors())), order.get(records[0][0], 0) / total_elements,
             float(len(records[0])), float(candidate.generator == "mdr"), float(candidate.generator == "siblings"),
             float(records[0][0].get("class") == LINE_CLASS), float(tag == "tr"), float(tag == "li"),
-            math.log1p(len(candidates)),
+            math.log1p(len(candidates)), *_witness_features(candidate.region, witness),
         ])
     return np.asarray(rows, dtype=np.float32)
 
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _witness_features(region: DataRegion, witness: Fingerprint) -> tuple[float, ...]:
+    """What the site's other pages show of the candidate: its text (template), its structure, its structure
+    with other text (data that changes from page to page), and whether there were witnesses at all."""
+    letter_share, record_share = template_shares(region.records, witness)
+    shown = float(bool(witness) and structure_shown(region, witness))
+    return letter_share, record_share, shown, shown * (1.0 - record_share), float(bool(witness))
 
 
 def _in_content(element: lxml.html.HtmlElement) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+from models.records.witnesses import WITNESS_PAGES
 from models.web.decoding import decode_body
 
 PLACEHOLDER_URL = "https://unknown.invalid/"
@@ -36,6 +37,11 @@ class EstukaPage:
     # The first field of each gold record.
     keys: list[str]
 
+    @property
+    def site(self) -> str:
+        """The site's folder (`<category>/<site>`): its query pages share one template."""
+        return str(self.path.parent.parent)
+
 
 @dataclass(frozen=True)
 class CityScrapersPage:
@@ -48,6 +54,13 @@ class CityScrapersPage:
     complete: bool
     # Asserted items: (title or '', start ISO string or '').
     items: list[tuple[str, str]] = field(default_factory=list)
+    # The spider whose tests use the page (pages of one spider are one site even where their URL is unknown).
+    spider: str = ""
+
+    @property
+    def site(self) -> str:
+        """The host where the URL is known, else the spider: the unit pages are grouped by (CV, witnesses)."""
+        return self.host if self.url != PLACEHOLDER_URL else f"spider:{self.spider}"
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,9 @@ class SnapshotList:
     item_urls: set[str]
     # Titles of the feed's items where known (a listing may link its items elsewhere than the feed does).
     item_titles: dict[str, str] = field(default_factory=dict)
+    # (url, html) of a few other pages of the site, as a discovery crawl meets them: the pages the homepage
+    # links to, in its order (models.records.witnesses).
+    witness_pages: list[tuple[str, str]] = field(default_factory=list)
 
 
 def read_html(path: Path) -> str:
@@ -105,7 +121,8 @@ def load_city_scrapers(directory: Path) -> Iterator[CityScrapersPage]:
         yield CityScrapersPage(
             fixture=label["fixture"], url=url, host=url.split("/")[2], html=read_html(path),
             role=label["page_role"] or "listing", expected_count=label["expected_count"],
-            complete=bool(label["complete"]), items=[item for item in items if any(item)])
+            complete=bool(label["complete"]), items=[item for item in items if any(item)],
+            spider=(label["test_file"] or label["fixture"]).removeprefix("test_").removesuffix(".py"))
 
 
 def load_snapshot_lists(sites: Path) -> Iterator[SnapshotList]:
@@ -137,8 +154,36 @@ def load_snapshot_lists(sites: Path) -> Iterator[SnapshotList]:
             else:
                 continue
             if items:
+                witnesses = _linked_pages(root, manifest, base, {url for url, _ in pages})
                 yield SnapshotList(name=f"{site_dir.name}/{source['url'].strip('/')}", pages=pages,
-                                   item_urls=items, item_titles=titles)
+                                   item_urls=items, item_titles=titles, witness_pages=witnesses)
+
+
+def _linked_pages(root: Path, manifest: dict, base: str, listing_urls: set[str], most: int = WITNESS_PAGES
+                  ) -> list[tuple[str, str]]:
+    """The first pages of the site the homepage links to, other than the listing's own pages."""
+    home_url = urljoin(base, _url_path(manifest["homepage"]))
+    found: dict[str, str] = {}
+    for href in re.findall(r'href="([^"#]+)"', read_html(root / manifest["homepage"])):
+        url = urljoin(home_url, html.unescape(href))
+        file = _site_file(root, base, url)
+        if url in listing_urls or url == home_url or url in found or file is None:
+            continue
+        found[url] = read_html(file)
+        if len(found) == most:
+            break
+    return list(found.items())
+
+
+def _site_file(root: Path, base: str, url: str) -> Path | None:
+    """The snapshot file an internal URL of the site serves, if any (a directory serves its index.html)."""
+    if not url.startswith(base):
+        return None
+    path = root / urlsplit(url).path.removeprefix(urlsplit(base).path).lstrip("/")
+    for file in (path, path / "index.html"):
+        if file.is_file() and file.suffix in (".html", ".htm"):
+            return file
+    return None
 
 
 def _url_path(path: str) -> str:

@@ -4,7 +4,9 @@ Estuka: per-page precision/recall/F1 of records (a predicted record matches a go
 record's first field appears in its text, whitespace-normalised and case-insensitive; one-to-one), averaged
 over pages. City Scrapers: one-to-one recall of asserted items (title, or start date in a common rendering,
 in the record's text), exact-count accuracy where the expected count is known, precision only over pages whose
-items are all asserted. Snapshots: item-link recall over a listing and its pagination.
+items are all asserted. Snapshots: item-link recall over a listing and its pagination. sourcewatch reads each
+page with the site's other pages as witnesses of its template where the data set has them
+(models.records.witnesses); the baseline reads the page alone.
 """
 
 from __future__ import annotations
@@ -14,24 +16,39 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from typing import Protocol
 
 from models.records.data import CityScrapersPage, EstukaPage, SnapshotList
 from models.records.extraction import ExtractedRecord, sibling_group_baseline
 from models.records.main_list import extract_list, extract_records
 from models.records.ranker import LargestRegion, Ranking
+from models.records.witnesses import Fingerprint, merged, page_fingerprint, witnesses_by_site
 from models.web.dom import normalize_space, parse_html
 
-Extractor = Callable[[str, str], list[ExtractedRecord]]
+# (html, url, the fingerprint of the site's other pages) → the page's records.
+Extractor = Callable[[str, str, Fingerprint], list[ExtractedRecord]]
 Progress = Callable[[], None]
 
 
 def ranked_extractor(ranker: Ranking | None = None) -> Extractor:
     """sourcewatch's extraction with this ranker (default: the shipped one)."""
-    return lambda html, url: extract_records(parse_html(html), url, ranker=ranker).records
+    return lambda html, url, witness: extract_records(parse_html(html), url, ranker=ranker, witness=witness).records
 
 
-def baseline_extractor(html: str, url: str) -> list[ExtractedRecord]:
+def baseline_extractor(html: str, url: str, witness: Fingerprint = frozenset()) -> list[ExtractedRecord]:
+    """The sibling-group baseline: it reads the page alone."""
     return sibling_group_baseline(parse_html(html), url)
+
+
+class SitePage(Protocol):
+    site: str
+    html: str
+
+
+def page_witnesses(pages: Sequence[SitePage]) -> list[Fingerprint]:
+    """Each page's witnesses: the fingerprint of up to WITNESS_PAGES other pages of its site in the data set
+    (Estuka: the site's other query pages; City Scrapers: other fixtures of the host)."""
+    return witnesses_by_site([page.site for page in pages], [page_fingerprint(parse_html(page.html)) for page in pages])
 
 
 # The extractor before the list ranker: the largest data region by MDR's ranking.
@@ -72,9 +89,10 @@ def _mean(values: Iterable[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
-def _timed(extractor: Extractor, html: str, url: str, times: list[float]) -> list[ExtractedRecord]:
+def _timed(extractor: Extractor, html: str, url: str, witness: Fingerprint, times: list[float]
+           ) -> list[ExtractedRecord]:
     started = time.perf_counter()
-    records = extractor(html, url)
+    records = extractor(html, url, witness)
     times.append((time.perf_counter() - started) * 1000)
     return records
 
@@ -103,15 +121,15 @@ def estuka_f1(texts: Sequence[str], keys: Sequence[str]) -> float:
     return estuka_prf(texts, keys)[2]
 
 
-def evaluate_estuka(pages: Sequence[EstukaPage], extractor: Extractor | dict[str, Extractor],
+def evaluate_estuka(pages: Sequence[EstukaPage], extractors: Sequence[Extractor], witnesses: Sequence[Fingerprint],
                     progress: Progress | None = None) -> dict:
-    """Per-page figures, macro over pages; `extractor` may be one per category (a ranker trained without it)."""
+    """Per-page figures, macro over pages; `extractors[i]` reads page i (a ranker trained without its
+    cross-validation fold), with `witnesses[i]`."""
     scores: list[tuple[str, float, float, float]] = []
     times: list[float] = []
     counts: list[int] = []
-    for page in pages:
-        read = extractor[page.category] if isinstance(extractor, dict) else extractor
-        records = _timed(read, page.html, ESTUKA_URL, times)
+    for page, read, witness in zip(pages, extractors, witnesses, strict=True):
+        records = _timed(read, page.html, ESTUKA_URL, witness, times)
         counts.append(len(records))
         scores.append((page.category, *estuka_prf([record.text for record in records], page.keys)))
         if progress:
@@ -144,6 +162,12 @@ def date_renderings(start: str) -> list[str]:
     return [form.casefold() for form in dict.fromkeys(forms)]
 
 
+def asserted_found(page: CityScrapersPage, texts: Sequence[str]) -> int:
+    """How many of the page's asserted items the records (their texts) show, one record per item."""
+    folded = [_fold(text) for text in texts]
+    return one_to_one([_item_matches(item, folded) for item in page.items]) if page.items else 0
+
+
 def _item_matches(item: tuple[str, str], texts: Sequence[str]) -> list[int]:
     title, start = item
     title = _fold(title)
@@ -163,14 +187,14 @@ def _contains_date(text: str, form: str) -> bool:
     return False
 
 
-def evaluate_city_scrapers(pages: Sequence[CityScrapersPage], extractor: Extractor,
-                           progress: Progress | None = None) -> dict:
+def evaluate_city_scrapers(pages: Sequence[CityScrapersPage], extractors: Sequence[Extractor],
+                           witnesses: Sequence[Fingerprint], progress: Progress | None = None) -> dict:
+    """`extractors[i]` reads page i, with `witnesses[i]`."""
     per_role: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     times: list[float] = []
-    for page in pages:
-        records = _timed(extractor, page.html, page.url, times)
-        texts = [_fold(record.text) for record in records]
-        found = one_to_one([_item_matches(item, texts) for item in page.items]) if page.items else 0
+    for page, read, witness in zip(pages, extractors, witnesses, strict=True):
+        records = _timed(read, page.html, page.url, witness, times)
+        found = asserted_found(page, [record.text for record in records])
         group = "listing" if page.role == "listing" else "detail_or_auxiliary"
         scores = per_role[group]
         scores["pages"].append(page.host)
@@ -220,7 +244,8 @@ def evaluate_snapshots(lists: Sequence[SnapshotList], ranker: Ranking | None = N
         if baseline:
             records = [r for root, url in parsed for r in sibling_group_baseline(root, url)]
         else:
-            records = [r for extraction in extract_list(parsed, ranker) for r in extraction.records]
+            witness = merged(page_fingerprint(parse_html(html)) for _, html in listing.witness_pages)
+            records = [r for extraction in extract_list(parsed, ranker, witness) for r in extraction.records]
         links = {record.item_url for record in records}
         texts = [_fold(record.text) for record in records]
         by_title = {url for url, title in listing.item_titles.items() if any(_fold(title) in t for t in texts)}

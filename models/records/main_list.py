@@ -22,6 +22,7 @@ from models.records.extraction import (
     tag_path,
 )
 from models.records.ranker import Ranking, default_ranker
+from models.records.witnesses import Fingerprint
 
 
 def _extraction(regions: list[ListCandidate], chosen: ListCandidate | None, base_url: str) -> Extraction:
@@ -37,16 +38,17 @@ def _extraction(regions: list[ListCandidate], chosen: ListCandidate | None, base
 
 
 def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str = "",
-                    ranker: Ranking | None = None) -> Extraction:
+                    ranker: Ranking | None = None, witness: Fingerprint = frozenset()) -> Extraction:
     """The records of one page's main list — the candidate built like `template` (from an earlier page of the
-    same list) where the page has one, else the one the list ranker chooses (default: the shipped one); no
-    records when the page has no repeated structure."""
+    same list) where the page has one, else the one the list ranker chooses (default: the shipped one), told
+    by `witness` (the fingerprint of the site's other pages) what is the site's template; no records when the
+    page has no repeated structure."""
     candidates = page_candidates(root, base_url)
     chosen = next((c for c in candidates if template and region_template(c) == template), None)
     if chosen is None and template and root is not None:
         chosen = _single_record(root, template)
     if chosen is None and candidates:
-        index = (ranker or default_ranker()).choose(candidate_features(candidates, root, base_url))
+        index = (ranker or default_ranker()).choose(candidate_features(candidates, root, base_url, witness))
         chosen = candidates[index] if index is not None else None
     # The data regions, largest first (the source-page classifier reads the two largest).
     return _extraction([c for c in candidates if c.generator == "mdr"], chosen, base_url)
@@ -69,15 +71,15 @@ def _single_record(root: lxml.html.HtmlElement, template: str) -> ListCandidate 
     return None
 
 
-def extract_list(pages: Sequence[tuple[lxml.html.HtmlElement | None, str]], ranker: Ranking | None = None
-                 ) -> list[Extraction]:
+def extract_list(pages: Sequence[tuple[lxml.html.HtmlElement | None, str]], ranker: Ranking | None = None,
+                 witness: Fingerprint = frozenset()) -> list[Extraction]:
     """The records of each page of one paginated list, read with the template of its first page that has
     records; an item is kept on the first page it appears on only."""
     template = ""
     seen: set[str] = set()
     extractions = []
     for root, url in pages:
-        extraction = extract_records(root, url, template, ranker)
+        extraction = extract_records(root, url, template, ranker, witness)
         template = template or extraction.template
         unique = []
         for record in extraction.records:

@@ -1,29 +1,40 @@
-"""`sourcewatch eval records` and `sourcewatch records`: evaluation reports and a source's current records.
+"""`sourcewatch eval records`, `sourcewatch train records` and `sourcewatch records`: evaluation reports, the
+shipped ranker's training, a source's current records.
 
-The data set is recognised from the folder: a `labels.jsonl` means City
-Scrapers, site folders with a `manifest.json` mean site snapshots (item recall
-over each known listing and its pagination), anything else the Estuka testbed.
+The data set is recognised from the folder: a `labels.jsonl` means City Scrapers, a `data records.csv` below
+it the Estuka testbed, site folders with a `manifest.json` the site snapshots (item recall over each known
+listing and its pagination); a folder holding Estuka and City Scrapers folders (`<data>/records`) means both,
+cross-validated together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from models.records.data import is_city_scrapers, load_city_scrapers, load_estuka, load_snapshot_lists
 from models.records.evaluation import (
-    Extractor,
     baseline_extractor,
     evaluate_city_scrapers,
     evaluate_estuka,
     evaluate_snapshots,
     largest_region_extractor,
+    page_witnesses,
     ranked_extractor,
 )
 from models.records.ranker import LargestRegion, ListRanker
-from models.records.training import labelled_pages, rankers_by_held_out_category, train_list_ranker
+from models.records.training import (
+    LabelledPage,
+    city_scrapers_fold,
+    city_scrapers_labelled,
+    estuka_fold,
+    estuka_labelled,
+    rankers_by_held_out_fold,
+    train_list_ranker,
+)
 
 ProgressFactory = Callable[[str, int], object]
+LABELLED_SETS = ("estuka", "city-scrapers")
 
 
 class NoRecordData(ValueError):
@@ -41,54 +52,91 @@ def data_kind(directory: Path) -> str:
                        "nor the Estuka testbed (data records.csv)")
 
 
+def labelled_sets(directory: Path) -> dict[str, Path]:
+    """The labelled record data sets in `directory`: itself, or its Estuka and City Scrapers folders."""
+    if not directory.is_dir():
+        raise NoRecordData(f"{directory}: no such folder")
+    if is_city_scrapers(directory) or not any(directory.glob("*/labels.jsonl")):
+        kind = data_kind(directory)
+        return {kind: directory} if kind in LABELLED_SETS else {}
+    return {kind: folder for folder in sorted(directory.iterdir()) if folder.is_dir()
+            and (kind := _kind_or_none(folder)) in LABELLED_SETS}
+
+
+def _kind_or_none(folder: Path) -> str | None:
+    try:
+        return data_kind(folder)
+    except NoRecordData:
+        return None
+
+
+class _LabelledSet:
+    """One data set's pages, each page's witnesses and CV fold, and its labelled pages."""
+
+    def __init__(self, kind: str, folder: Path, progress_bar: ProgressFactory) -> None:
+        self.kind = kind
+        self.pages: Sequence = list(load_estuka(folder) if kind == "estuka" else load_city_scrapers(folder))
+        if not self.pages:
+            raise NoRecordData(f"{folder}: no readable pages ({kind} labels, but their HTML files are missing)")
+        with progress_bar(f"{kind}: witnesses", 1) as advance:
+            self.witnesses = page_witnesses(self.pages)
+            advance()
+        fold = estuka_fold if kind == "estuka" else city_scrapers_fold
+        self.folds = [fold(page) for page in self.pages]
+        label = estuka_labelled if kind == "estuka" else city_scrapers_labelled
+        with progress_bar(f"{kind}: candidates, features and labels", len(self.pages)) as advance:
+            self.labelled: list[LabelledPage] = label(self.pages, self.witnesses, advance)
+
+
+def _labelled(directory: Path, progress_bar: ProgressFactory) -> list[_LabelledSet]:
+    sets = labelled_sets(directory)
+    if not sets:
+        raise NoRecordData(f"{directory}: no Estuka testbed or City Scrapers folder")
+    return [_LabelledSet(kind, folder, progress_bar) for kind, folder in sets.items()]
+
+
 def evaluate_records(directory: Path, progress_bar: ProgressFactory) -> dict:
     """sourcewatch's figures on the folder's data, with the extractor before the list ranker (the largest MDR
-    region) under `largest_region` and the sibling-group baseline under `baseline`, same run. On the Estuka
-    testbed sourcewatch's figures are cross-validated: each category read by a ranker trained without it. City
-    Scrapers and the site snapshots are read by the shipped ranker, which never saw them (trained on Estuka)."""
-    kind = data_kind(directory)
-    if kind == "sites":
+    region) under `largest_region` and the sibling-group baseline under `baseline`, same run. On Estuka and
+    City Scrapers sourcewatch's figures are cross-validated (models.records.training): each fold read by a
+    ranker trained without it. The site snapshots are read by the shipped ranker, which never saw them."""
+    if data_kind(directory) == "sites" and not labelled_sets(directory):
         lists = list(load_snapshot_lists(directory))
-        return {"data": kind, **evaluate_snapshots(lists), "largest_region": evaluate_snapshots(lists, LargestRegion()),
+        return {"data": "sites", **evaluate_snapshots(lists),
+                "largest_region": evaluate_snapshots(lists, LargestRegion()),
                 "baseline": evaluate_snapshots(lists, baseline=True)}
-    pages = list(load_city_scrapers(directory) if kind == "city-scrapers" else load_estuka(directory))
-    if not pages:
-        raise NoRecordData(f"{directory}: no readable pages ({kind} labels, but their HTML files are missing)")
-    if kind == "estuka":
-        if len({page.category for page in pages}) < 2:
-            raise NoRecordData(f"{directory}: the list ranker is cross-validated by category — it needs two "
-                               "categories or more")
-        with progress_bar("candidates: features and labels", len(pages)) as advance:
-            labelled = labelled_pages(pages, advance)
-        categories = sorted({page.category for page in pages})
-        with progress_bar("list ranker: one per held-out category", len(categories)) as advance:
-            rankers = rankers_by_held_out_category(labelled, progress=lambda _: advance())
-        sourcewatch: Extractor | dict[str, Extractor] = {c: ranked_extractor(r) for c, r in rankers.items()}
-        protocol = {"sourcewatch": f"cross-validated: {len(categories)} folds, one category held out each"}
-    else:
-        sourcewatch = ranked_extractor()
-        protocol = {"sourcewatch": "the shipped list ranker (trained on the Estuka testbed only)"}
-    evaluate = evaluate_city_scrapers if kind == "city-scrapers" else evaluate_estuka
-    results = {}
-    for name, extractor in (("sourcewatch", sourcewatch), ("largest_region", largest_region_extractor),
-                            ("baseline", baseline_extractor)):
-        with progress_bar(f"{name}: extracting", len(pages)) as advance:
-            results[name] = evaluate(pages, extractor, progress=advance)
-    if kind == "city-scrapers":
-        # The listing pages are the figures; detail/auxiliary pages are reported apart.
-        results = {name: {**result.pop("listing"), **result} for name, result in results.items()}
-    return {"data": kind, **results["sourcewatch"], "largest_region": results["largest_region"],
-            "baseline": results["baseline"], "protocol": protocol}
+    sets = _labelled(directory, progress_bar)
+    folds = sorted({fold for data in sets for fold in data.folds})
+    if len(folds) < 2:
+        raise NoRecordData(f"{directory}: the list ranker is cross-validated by category or site — it needs two "
+                           "folds or more")
+    labelled = [page for data in sets for page in data.labelled]
+    with progress_bar("list ranker: one per held-out fold", len(folds)) as advance:
+        rankers = rankers_by_held_out_fold(labelled, folds, progress=lambda _: advance())
+    results = {"data": "records", "protocol": {
+        "sourcewatch": f"cross-validated: {len(folds)} folds (each Estuka category; City Scrapers' sites in "
+                       "groups), each read by a ranker trained on the others"}}
+    for data in sets:
+        evaluate = evaluate_estuka if data.kind == "estuka" else evaluate_city_scrapers
+        extractors = {"sourcewatch": [ranked_extractor(rankers[fold]) for fold in data.folds],
+                      "largest_region": [largest_region_extractor] * len(data.pages),
+                      "baseline": [baseline_extractor] * len(data.pages)}
+        figures = {}
+        for name, per_page in extractors.items():
+            with progress_bar(f"{data.kind}, {name}: extracting", len(data.pages)) as advance:
+                figures[name] = evaluate(data.pages, per_page, data.witnesses, progress=advance)
+        if data.kind == "city-scrapers":
+            # The listing pages are the figures; detail/auxiliary pages are reported apart.
+            figures = {name: {**result.pop("listing"), **result} for name, result in figures.items()}
+        results[data.kind] = {**figures["sourcewatch"], "largest_region": figures["largest_region"],
+                              "baseline": figures["baseline"]}
+    return results
 
 
 def train_records_ranker(directory: Path, progress_bar: ProgressFactory) -> ListRanker:
-    """The list ranker trained on every page of the Estuka testbed in `directory`."""
-    if data_kind(directory) != "estuka":
-        raise NoRecordData(f"{directory}: the list ranker trains on the Estuka testbed (data records.csv)")
-    pages = list(load_estuka(directory))
-    with progress_bar("candidates: features and labels", len(pages)) as advance:
-        labelled = labelled_pages(pages, advance)
-    return train_list_ranker(labelled)
+    """The list ranker trained on every labelled page of the Estuka testbed and City Scrapers in `directory`."""
+    sets = _labelled(directory, progress_bar)
+    return train_list_ranker([page for data in sets for page in data.labelled])
 
 
 def _line(name: str, result: dict) -> str:
@@ -103,19 +151,25 @@ def _line(name: str, result: dict) -> str:
 
 
 def print_evaluation(result: dict) -> None:
-    names = (("sourcewatch", result), ("largest region", result["largest_region"]), ("baseline", result["baseline"]))
     if result["data"] == "sites":
         print(f"site snapshots: {result['listings']} listings with known items ({result['items']} items)")
-        for name, figures in names:
+        for name, figures in (("sourcewatch", result), ("largest region", result["largest_region"]),
+                              ("baseline", result["baseline"])):
             print(f"  {name:<15} item-link recall {figures['item_link_recall']:.3f}, "
                   f"item recall (link or feed title) {figures['item_recall']:.3f}")
         return
-    print(f"{result['data']}: {result['pages']} pages; sourcewatch: {result['protocol']['sourcewatch']}")
-    for name, figures in names:
-        print(_line(name, figures))
-    if result["data"] == "city-scrapers":
-        print(f"  (precision only over the {result['precision_pages']} fully asserted pages; count accuracy over "
-              f"{result['count_pages']} pages with a known count; detail/auxiliary pages apart in --json)")
+    print(f"sourcewatch: {result['protocol']['sourcewatch']}")
+    for kind in LABELLED_SETS:
+        if kind not in result:
+            continue
+        figures = result[kind]
+        print(f"{kind}: {figures['pages']} pages")
+        for name, one in (("sourcewatch", figures), ("largest region", figures["largest_region"]),
+                          ("baseline", figures["baseline"])):
+            print(_line(name, one))
+        if kind == "city-scrapers":
+            print(f"  (precision only over the {figures['precision_pages']} fully asserted pages; count accuracy "
+                  f"over {figures['count_pages']} pages with a known count; detail/auxiliary pages apart in --json)")
 
 
 def current_records(rows: list[dict]) -> list[str]:

@@ -39,10 +39,12 @@ class Records(Command):
 
 class TrainRecords(Command):
     name = "records"
-    help = "train the list ranker (which candidate record set is a page's main list) on the Estuka testbed"
+    help = ("train the list ranker (which candidate record set is a page's main list) on the Estuka testbed "
+            "and City Scrapers")
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--data", required=True, metavar="DIR", help="<data>/records/estuka")
+        parser.add_argument("--data", required=True, metavar="DIR",
+                            help="<data>/records (both data sets), or one: <data>/records/estuka, …/city-scrapers")
         parser.add_argument("--out", required=True, help="ranker file to write")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -53,18 +55,20 @@ class TrainRecords(Command):
         except NoRecordData as error:
             raise CommandError(str(error)) from None
         ranker.save(Path(args.out))
-        print(f"trained on {ranker.trained_on['pages']} pages of {len(ranker.trained_on['categories'])} categories "
-              f"→ {args.out}")
+        print(f"trained on {ranker.trained_on['pages']} pages of {len(ranker.trained_on['folds'])} folds "
+              f"(Estuka categories, City Scrapers site groups) → {args.out}")
         return 0
 
 
 class EvalRecords(Command):
     name = "records"
-    help = "record extraction on the Estuka testbed, City Scrapers or the site snapshots (told by the folder)"
+    help = ("record extraction on the Estuka testbed and City Scrapers (cross-validated together) or the site "
+            "snapshots (told by the folder)")
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--data", required=True, metavar="DIR",
-                            help="<data>/records/estuka, <data>/records/city-scrapers or <data>/sites")
+                            help="<data>/records (Estuka and City Scrapers), one of them (<data>/records/estuka, "
+                                 "…/city-scrapers) or <data>/sites")
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
