@@ -3,7 +3,9 @@
 Reads source pages, the further pages of their lists and revisits (reasons in
 RECORD_REASONS), and keeps a few of each site's other pages as witnesses of its
 template (SiteWitnesses); a revisit's outcome (read or not, its new items) goes to
-revisit.outcomes for the scheduler. Each page is handled as its own event, because the stage's
+revisit.outcomes for the scheduler — once the pages of its items dated without a time have told theirs
+(HeldOutcomes: they are fetched as crawl.requests, reason "item_time"). Each page is handled as its own
+event, because the stage's
 tables (a list's template, the items each source has listed) write their
 changelog to the partition of the event being processed — the site's; the
 extraction itself runs off the event loop so the worker keeps heartbeating.
@@ -13,12 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime
 
 import faust
 
+from agents.item_times import HeldOutcomes
 from agents.links import is_html
 from agents.records import ChangeDetector, SiteWitnesses, read_records, revisit_outcome, source_of
-from schemas.crawl import RECORD_REASONS
+from models.records.item_time import published_time
+from models.web.dom import parse_html
+from schemas.crawl import ITEM_TIME_REASON, RECORD_REASONS, PageFetched
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events
@@ -33,15 +39,29 @@ list_templates = app.Table("records-templates", **_TABLE_OPTIONS)
 known_items = app.Table("records-known-items", **_TABLE_OPTIONS)
 first_crawls = app.Table("records-first-crawls", **_TABLE_OPTIONS)
 site_witnesses = app.Table("records-site-witnesses", **_TABLE_OPTIONS)
+held_outcomes = app.Table("records-held-outcomes", **_TABLE_OPTIONS)
+
+
+def _item_time(page: PageFetched, listed: datetime | None) -> datetime | None:
+    return published_time(parse_html(page.body), listed) if page.ok and is_html(page) else None
+
+
+async def _send_outcomes(outcomes) -> None:
+    for outcome in outcomes:
+        await send("revisit.outcomes", outcome)
 
 
 @app.agent(topic("pages.fetched"))
 async def extract_records(stream):
     detector = ChangeDetector(known_items, first_crawls)
     witnesses = SiteWitnesses(site_witnesses)
+    held = HeldOutcomes(held_outcomes)
     loop = asyncio.get_running_loop()
     async for event in stream.events():
         for page in await decode_events("pages.fetched", [event]):
+            if page.reason == ITEM_TIME_REASON:
+                await _read_item_time(page, held, loop)
+                continue
             if page.ok and is_html(page) and witnesses.wants(page):
                 witnesses.add(page, await loop.run_in_executor(None, witnesses.fingerprint, page))
             if page.reason not in RECORD_REASONS:
@@ -77,5 +97,25 @@ async def extract_records(stream):
                 metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                 metrics.count("pages_read", "extract_records")
             if page.reason == "revisit":
-                await send("revisit.outcomes", revisit_outcome(page, new_items, records))
+                sending = held.hold(page, revisit_outcome(page, new_items, records), new_items, records)
+                if sending.flushed:
+                    log.info("%s: an earlier revisit's outcome is sent without all its items' times", page.url)
+                    metrics.count("outcomes_sent_without_item_times", "extract_records")
+                await _send_outcomes(sending.outcomes)
+                for request in sending.requests:
+                    await send("crawl.requests", request)
+                metrics.count("item_pages_requested", "extract_records", len(sending.requests))
             crawl.pages_extracted += 1
+
+
+async def _read_item_time(page: PageFetched, held: HeldOutcomes, loop) -> None:
+    """An item page fetched for its time: fold the time into its source's held outcome, sent once complete."""
+    waited, listed = held.waits_for(page)
+    if not waited:
+        metrics.count("item_pages_not_waited_for", "extract_records")
+        return
+    moment = await loop.run_in_executor(None, _item_time, page, listed)
+    if moment is None:
+        log.info("%s gave no publication time (%s)", page.url, page.error.value if not page.ok else "none found")
+    metrics.count("item_times", "extract_records", found=str(moment is not None).lower())
+    await _send_outcomes([outcome] if (outcome := held.resolve(page, moment)) else [])

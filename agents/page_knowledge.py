@@ -25,6 +25,7 @@ from email.utils import parsedate_to_datetime
 
 import numpy as np
 
+from models.records.dates import has_time_of_day
 from models.revisit.rhythm import RhythmPrior, fading, slot_count, slot_rates, slots_of, with_day_counts
 from models.revisit.rhythm_model import KnownWindow
 
@@ -70,7 +71,7 @@ def with_modified_time(listed: Sequence[datetime | None], last_modified: str | N
     if modified.tzinfo is None or not after < modified <= until:
         return listed
     for index, moment in enumerate(listed):
-        if moment is None or (_is_date_only(moment) and moment.date() == modified.astimezone(UTC).date()):
+        if moment is None or (not has_time_of_day(moment) and moment.date() == modified.astimezone(UTC).date()):
             listed[index] = modified.astimezone(UTC)
             break
     return listed
@@ -78,10 +79,6 @@ def with_modified_time(listed: Sequence[datetime | None], last_modified: str | N
 
 def _tick_of(moment: datetime, tick_hours: float) -> int:
     return int(np.ceil(moment.timestamp() / 3600 / tick_hours - 1e-9))
-
-
-def _is_date_only(moment: datetime) -> bool:
-    return moment.hour == 0 and moment.minute == 0 and moment.second == 0
 
 
 def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tick_hours: float,
@@ -108,7 +105,7 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
                 continue
             else:
                 last = listed_tick
-                if _is_date_only(moment) and tick_hours < 24:
+                if not has_time_of_day(moment) and tick_hours < 24:
                     last = int(np.ceil((hours + 24) / tick_hours - 1e-9))
                     by_day = True
                 inside = span[(span >= listed_tick) & (span <= last)]

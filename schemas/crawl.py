@@ -13,6 +13,8 @@ from schemas.base import Message
 LISTING_REASONS = ("source", "paginate")
 # Fetches whose records are read: the listings, and a source page fetched again to look for new items.
 RECORD_REASONS = (*LISTING_REASONS, "revisit")
+# A watched listing's item page, fetched for the time its listing did not give.
+ITEM_TIME_REASON = "item_time"
 
 
 class CrawlScoped(Message):
@@ -32,7 +34,8 @@ class CrawlRequest(CrawlScoped):
     """A URL to fetch, with the crawl it belongs to and that crawl's budget."""
 
     url: str
-    # Why it is fetched: seed, bfs, source (a listing page to read), paginate (a further page of one), revisit.
+    # Why it is fetched: seed, bfs, source (a listing page to read), paginate (a further page of one), revisit,
+    # item_time (an item's page, for its publication time).
     reason: str = "seed"
     referrer: str | None = None
     # Validators of the last fetch, for a conditional GET.

@@ -13,11 +13,16 @@ from infra.kafka_broker import bootstrap_address
 from infra.settings import get_settings
 
 settings = get_settings()
+# Faust creates its data dir (below) but not the folders above it.
+(settings.home / "faust").mkdir(parents=True, exist_ok=True)
 
 app = faust.App(
     f"{settings.topic_prefix}sourcewatch",
     broker=f"kafka://{bootstrap_address(settings)}",
     store="memory://",
+    # Faust writes its table metadata under the app's data dir; keep it in sourcewatch's home
+    # rather than littering the working directory with "<app id>-data" folders.
+    datadir=str(settings.home / "faust" / "{conf.name}"),
     key_serializer="raw",
     value_serializer="raw",
     topic_partitions=settings.topic_partitions,

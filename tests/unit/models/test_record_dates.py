@@ -47,3 +47,15 @@ def test_a_lists_numeric_dates_are_read_one_way():
     assert numeric_day_first(["03/04/2024"], "es") is True
     assert numeric_day_first(["03/04/2024"], "en-US") is False
     assert date_in_text("03/04/2024", day_first=True) == datetime(2024, 4, 3, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("05 Mar 2024 21:00", (2024, 3, 5, 21, 0)),
+    ("2024年03月05日 07:20", (2024, 3, 5, 7, 20)),
+    ("25.03.2024, 9.30 pm", (2024, 3, 25, 21, 30)),
+    ("March 5, 2024 at 12:15 a.m.", (2024, 3, 5, 0, 15)),
+    ("5 Mar 2024 – 2025 season", (2024, 3, 5, 0, 0)),  # a year after the date is no time
+    ("5 Mar 2024 25:10", (2024, 3, 5, 0, 0)),  # nor an impossible hour
+])
+def test_a_time_of_day_after_the_date_makes_it_exact(text, expected):
+    assert date_in_text(text) == datetime(*expected, tzinfo=UTC)

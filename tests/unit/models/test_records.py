@@ -153,7 +153,7 @@ def test_meetings_written_one_per_line_become_records():
     html = f"<html><body><main><h1>Meetings</h1><p>{lines}</p><p>Contact the clerk.</p></main></body></html>"
     records = extract_records(parse_html(html), BASE).records
     assert [r.item_url for r in records] == [f"https://club.example.org/m/{n}" for n in range(1, 7)]
-    assert records[3].date == datetime(2024, 1, 4, tzinfo=UTC) and "room 4" in records[3].text
+    assert records[3].date == datetime(2024, 1, 4, 18, tzinfo=UTC) and "room 4" in records[3].text
 
 
 def test_a_definition_list_pairs_terms_and_descriptions():

@@ -1,0 +1,126 @@
+"""Stage `extract_records`' hold on a revisit's outcome until its items' own pages have told their times.
+
+A listing that dates its items by day alone (or not at all) hides the hour they appeared, and the hour is what
+the revisit scheduler learns a page's rhythm from. So for each such item a revisit found new — and, at the
+first read of a source, for its newest listed items, so its hours are known from the first day — the item's
+page is fetched (reason ITEM_TIME_REASON, through the fetch stage and its politeness), and the outcome goes to
+the scheduler once every one of them is in, read or failed, with the times they gave
+(models.records.item_time). Nothing waits on a fetch that never answers: the source's next revisit sends a
+held outcome as it is first, so outcomes reach the scheduler in order whatever becomes of the item pages.
+
+In the worker the mapping (source page → its held outcome and the item pages it waits for, and whether its
+listed items were timed) is a Faust table in the site's partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from models.records.dates import has_time_of_day
+from schemas.base import derived_event_id
+from schemas.crawl import ITEM_TIME_REASON, CrawlRequest, PageFetched
+from schemas.records import ItemDiscovered, RecordExtracted
+from schemas.revisit import RevisitOutcome
+from schemas.sites import site_of
+
+# Listed items whose pages a source's first timed read fetches: enough to show its hours, few enough to be polite.
+FIRST_READ_ITEMS = 5
+# New items whose pages one revisit fetches (a burst of hundreds is one busy tick to the scheduler anyway).
+NEW_ITEMS = 20
+
+
+@dataclass
+class Held:
+    """What stage extract_records sends now: outcomes (in order) and item pages to fetch."""
+
+    outcomes: list[RevisitOutcome] = field(default_factory=list)
+    requests: list[CrawlRequest] = field(default_factory=list)
+    # An earlier outcome still waiting for item pages is among the outcomes, sent without their times.
+    flushed: bool = False
+
+
+def _untimed(moment: datetime | None) -> bool:
+    return moment is None or not has_time_of_day(moment)
+
+
+def _item_page(url: str | None, page: PageFetched) -> bool:
+    return bool(url) and url not in (page.url, page.final_url) and site_of(url) == page.site
+
+
+def items_to_time(page: PageFetched, new_items: Sequence[ItemDiscovered], records: Sequence[RecordExtracted],
+                  first: bool) -> list[str]:
+    """The item pages to fetch for a read: those of its new items without a time of day, and on a source's first
+    timed read those of its newest listed items without one (listings run newest first)."""
+    wanted = [item.item_url for item in new_items if _untimed(item.date) and _item_page(item.item_url, page)]
+    wanted = wanted[:NEW_ITEMS]
+    if first:
+        wanted += [record.item_url for record in records
+                   if _untimed(record.date) and _item_page(record.item_url, page)][:FIRST_READ_ITEMS]
+    return list(dict.fromkeys(wanted))
+
+
+class HeldOutcomes:
+    """Revisit outcomes held for their items' times (see the module); `table`: source page → {"timed": whether
+    its listed items were timed, "outcome": the held outcome or None, "waiting": the item pages still out}."""
+
+    def __init__(self, table: MutableMapping[str, dict]) -> None:
+        self.table = table
+
+    def hold(self, page: PageFetched, outcome: RevisitOutcome, new_items: Sequence[ItemDiscovered],
+             records: Sequence[RecordExtracted]) -> Held:
+        """The outcome of a revisit read of `page`: sent at once when none of its items needs a time, else held
+        with requests for the item pages; an outcome the source still held is sent first."""
+        entry = dict(self.table.get(outcome.page_url) or {"timed": False, "outcome": None, "waiting": []})
+        held = Held()
+        if entry["outcome"] is not None:
+            held.outcomes.append(RevisitOutcome.model_validate(entry["outcome"]))
+            held.flushed = True
+        wanted = items_to_time(page, new_items, records, first=not entry["timed"]) if outcome.read else []
+        entry["timed"] = entry["timed"] or bool(records)
+        entry["outcome"], entry["waiting"] = None, []
+        if wanted:
+            positions = {url: [] for url in wanted}
+            for name, items in (("published", new_items), ("listed", records)):
+                for index, item in enumerate(items):
+                    if item.item_url in positions:
+                        positions[item.item_url].append((name, index))
+            entry["outcome"], entry["waiting"] = outcome.model_dump(mode="json"), [
+                [url, spots] for url, spots in positions.items()]
+            held.requests = [CrawlRequest(
+                event_id=derived_event_id(outcome.event_id, "item-time", url), site=page.site, url=url,
+                crawl_id=page.crawl_id, depth=0, max_depth=0, max_pages=1, reason=ITEM_TIME_REASON,
+                source_url=outcome.page_url, tick_at=page.tick_at, referrer=page.final_url) for url in wanted]
+        else:
+            held.outcomes.append(outcome)
+        self.table[outcome.page_url] = entry
+        return held
+
+    def waits_for(self, page: PageFetched) -> tuple[bool, datetime | None]:
+        """Whether the item page is one a held outcome waits for, and the date its listing gave (None: none)."""
+        entry = self.table.get(page.source_url or "") or {}
+        for url, spots in entry.get("waiting", []):
+            if url in (page.url, page.final_url):
+                outcome = RevisitOutcome.model_validate(entry["outcome"])
+                name, index = spots[0]
+                return True, getattr(outcome, name)[index]
+        return False, None
+
+    def resolve(self, page: PageFetched, moment: datetime | None) -> RevisitOutcome | None:
+        """Fold an item page's time (None: it gave none, or its fetch failed) into its source's held outcome;
+        the outcome, once no item page is still out."""
+        entry = dict(self.table.get(page.source_url or "") or {})
+        if not entry.get("outcome"):
+            return None
+        outcome = RevisitOutcome.model_validate(entry["outcome"])
+        waiting = []
+        for url, spots in entry["waiting"]:
+            if url not in (page.url, page.final_url):
+                waiting.append([url, spots])
+            elif moment is not None:
+                for name, index in spots:
+                    getattr(outcome, name)[index] = moment
+        entry["outcome"], entry["waiting"] = (None, []) if not waiting else (outcome.model_dump(mode="json"), waiting)
+        self.table[outcome.page_url] = entry
+        return None if waiting else outcome
