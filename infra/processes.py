@@ -7,6 +7,8 @@ import os
 import select
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -70,9 +72,19 @@ def run_to_completion(argv: list[str], timeout: float, env: dict[str, str] | Non
                               text=True, timeout=timeout, env=env, preexec_fn=_die_with_parent)
     except subprocess.TimeoutExpired as error:
         errors = error.stderr.decode(errors="replace") if isinstance(error.stderr, bytes) else (error.stderr or "")
-        raise RuntimeError(f"sourcewatch {argv[0]} ran past {timeout:.0f} s: {errors.strip()[-2000:]}") from error
+        raise RuntimeError(f"sourcewatch {argv[0]} ran past {timeout:.0f} s (its log: {_keep_log(argv, errors)}): "
+                           f"{errors.strip()[-2000:]}") from error
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
-        raise RuntimeError(f"sourcewatch {argv[0]} failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
+        raise RuntimeError(f"sourcewatch {argv[0]} failed (exit {done.returncode}; its log: "
+                           f"{_keep_log(argv, done.stderr)}): {done.stderr.strip()[-2000:]}")
     return json.loads(lines[-1])
+
+
+def _keep_log(argv: list[str], errors: str) -> str:
+    """The child's whole log in a file (the error message holds only its end), and the file's path."""
+    with tempfile.NamedTemporaryFile("w", prefix=f"sourcewatch-{argv[0]}-{int(time.time())}-", suffix=".log",
+                                     delete=False, encoding="utf-8") as handle:
+        handle.write(errors)
+    return handle.name
 

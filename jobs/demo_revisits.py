@@ -123,7 +123,7 @@ def watch_sources(control: str, reached: list[str], watch_days: float, watch_spe
     urllib.request.urlopen(request, timeout=60).close()
     try:
         watched = run_to_completion(["watch", *reached, "--run", str(seconds)], seconds + 180,
-                                    simulated_clock_env(control))
+                                    simulated_clock_env(control) | _polite_on_the_simulated_clock(watch_speed))
     except RuntimeError as error:
         return {"error": str(error)}
     from infra.settings import get_settings
@@ -154,6 +154,15 @@ def watch_sources(control: str, reached: list[str], watch_days: float, watch_spe
             "simulated_hours": round((max(at for _, at, _ in decisions) - started) / timedelta(hours=1), 1),
             "live_estimate": {name: round4(value) for name, value in live.items()},
             "against_truth": against_truth, "weeks": weeks}
+
+
+def _polite_on_the_simulated_clock(speed: float) -> dict[str, str]:
+    """The per-host delay kept in simulated seconds while the clock runs `speed` times real time: a real second
+    between two fetches of a host would be hours of the simulated web's time, and a page's revisit would queue
+    ticks behind the fetches of its items' pages."""
+    from infra.settings import get_settings
+
+    return {"SOURCEWATCH_PER_HOST_DELAY_SECONDS": f"{get_settings().per_host_delay_seconds / speed:.6f}"}
 
 
 def revisit_lines(revisits: dict | None) -> list[str]:

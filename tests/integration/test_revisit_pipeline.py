@@ -126,3 +126,10 @@ def test_a_restarted_worker_keeps_its_watched_sources_and_their_state(pipeline_e
                    "WHERE crawl_id LIKE 'revisit-%'", env)[0]
     assert fetched["full"] >= SOURCES and fetched["not_modified"] >= 1
     assert fetched["full"] + fetched["not_modified"] >= len(second)
+    # The simulated listings date items by day alone: the first reads fetched their newest items' own pages
+    # (reason "item_time") and read the publication times there, so the pages' hours were known from the start.
+    items = _sql("SELECT count() AS fetched FROM fetches WHERE reason = 'item_time' AND status = 200", env)[0]
+    assert items["fetched"] >= SOURCES
+    timed = _sql("SELECT sum(value) AS found FROM metrics WHERE stage = 'extract_records' AND name = 'item_times' "
+                 "AND labels['found'] = 'true'", env)[0]
+    assert timed["found"] >= SOURCES
