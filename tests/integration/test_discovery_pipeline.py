@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from agents.item_times import FIRST_READ_ITEMS
 from infra.site_server import serving_sites
 from tests.conftest import cli_json, run_cli
 from tests.integration.test_discovery_eval import _site
@@ -90,6 +91,8 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
     # Each watched page is also read at once by the revisit stage (its first read, a `revisit` fetch), if the
     # worker got to it before the command ended.
     assert fetched.pop("revisit", 0) <= 2
+    # That first read fetches its newest items' pages for their times (the test site dates items by day alone).
+    assert fetched.pop("item_time", 0) <= 2 * FIRST_READ_ITEMS
     assert fetched == {"discover": 4 + found["clicks"] + none["clicks"] + refreshed["clicks"] + 1, "source": 2}
 
 
