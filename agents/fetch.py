@@ -18,10 +18,11 @@ from streams.deadletters import decode_events
 from streams.topics import send, topic
 
 FETCH_BATCH = 64
+FETCH_ACTORS = 4
 fetcher = Fetcher.from_settings(settings)
 
 
-@app.agent(topic("crawl.requests"), concurrency=4)
+@app.agent(topic("crawl.requests"), concurrency=FETCH_ACTORS)
 async def fetch_pages(stream):
     await fetcher.start()
     try:

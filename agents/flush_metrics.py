@@ -33,3 +33,10 @@ async def flush() -> int:
 @app.timer(interval=FLUSH_SECONDS)
 async def flush_metrics():
     await flush()
+
+
+@app.on_before_shutdown.connect
+async def flush_at_shutdown(sender, **kwargs) -> None:
+    # Sent once the streams have stopped and before the producer's last flush: the counts since the timer's
+    # last flush would otherwise go with the process.
+    await flush()
