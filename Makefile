@@ -7,10 +7,11 @@ HOME_DIR := .sourcewatch
 SOURCEWATCH_DATA ?= $(HOME_DIR)/data
 KAFKA_LIBS := $(HOME_DIR)/kafka-libs
 SHARED_DATA := ../shared/data
+DASHBOARD_LIBS := service/static/node_modules
 
 .PHONY: setup test demo pagination-model discovery-model chromium kafka-start kafka-stop clean
 
-setup: $(VENV)/.installed $(KAFKA_LIBS)/.installed chromium data
+setup: $(VENV)/.installed $(KAFKA_LIBS)/.installed $(DASHBOARD_LIBS)/.installed chromium data
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +26,13 @@ $(KAFKA_LIBS)/.installed: infra/kafka/pom.xml
 	rm -rf $(KAFKA_LIBS)
 	mvn -q -B -f infra/kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
 	    -DoutputDirectory=$(abspath $(KAFKA_LIBS))
+	@touch $@
+
+# The dashboard's chart library (uPlot) from npm, at the version package-lock.json pins; served by
+# `sourcewatch serve` from this folder, never from a CDN.
+$(DASHBOARD_LIBS)/.installed: service/static/package.json service/static/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed for the dashboard's chart library (apt-get install npm)"; exit 1; }
+	npm ci --prefix service/static --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # Headless Chromium from Debian: the discovery agent's training measures anchor boxes in it (inference never

@@ -95,7 +95,7 @@ def _decision_rows(decision: RevisitDecision) -> list[Row]:
 def _metric_rows(metric: Metric) -> list[Row]:
     return [{
         "event_id": metric.event_id, "worker": metric.site, "name": metric.name, "stage": metric.stage,
-        "value": metric.value, "labels": metric.labels, "created_at": metric.created_at,
+        "value": metric.value, "kind": metric.kind, "labels": metric.labels, "created_at": metric.created_at,
     }]
 
 

@@ -145,23 +145,46 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE VIEW IF NOT EXISTS discovery_episodes AS SELECT * FROM discovery_episodes_store FINAL",
         ],
     ),
+    (
+        # A metric says whether it counts or gauges (Prometheus types them so). A new item keeps the moment it
+        # was first stored, however often a replay stores it again: the order the items cursor pages in.
+        5,
+        [
+            "ALTER TABLE metrics_store ADD COLUMN IF NOT EXISTS kind LowCardinality(String) DEFAULT 'count' "
+            "AFTER value",
+            # A view's columns are fixed when it is created.
+            "DROP VIEW IF EXISTS metrics",
+            "CREATE VIEW metrics AS SELECT * FROM metrics_store FINAL",
+            """CREATE TABLE IF NOT EXISTS item_sequence (
+                event_id String, stored_at SimpleAggregateFunction(min, DateTime64(3, 'UTC'))
+            ) ENGINE = AggregatingMergeTree ORDER BY event_id""",
+            "CREATE MATERIALIZED VIEW IF NOT EXISTS item_sequence_writer TO item_sequence "
+            "AS SELECT event_id, ingested_at AS stored_at FROM changes_store",
+            "INSERT INTO item_sequence SELECT event_id, min(ingested_at) FROM changes_store GROUP BY event_id",
+        ],
+    ),
 ]
 
 
-_CREATE = re.compile(r"^\s*CREATE\s+(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.IGNORECASE)
+_CREATE = re.compile(r"^\s*CREATE\s+(?:TABLE|VIEW|MATERIALIZED\s+VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)",
+                     re.IGNORECASE)
 _DROP = re.compile(r"^\s*DROP\s+(?:TABLE|VIEW)\s+(?:IF\s+EXISTS\s+)?(\w+)", re.IGNORECASE)
+_ALTER = re.compile(r"^\s*ALTER\s+TABLE\s+(\w+)", re.IGNORECASE)
 
 
-def current_definitions() -> dict[str, str]:
-    """Each table or view the migrations leave behind → its latest CREATE statement, in creation order."""
-    definitions: dict[str, str] = {}
+def current_definitions() -> dict[str, list[str]]:
+    """Each table or view the migrations leave behind → the statements that make it as it is now (its latest
+    CREATE and the ALTERs after it), in creation order."""
+    definitions: dict[str, list[str]] = {}
     for _, statements in MIGRATIONS:
         for statement in statements:
             if created := _CREATE.match(statement):
                 definitions.pop(created[1], None)
-                definitions[created[1]] = statement
+                definitions[created[1]] = [statement]
             elif dropped := _DROP.match(statement):
                 definitions.pop(dropped[1], None)
+            elif altered := _ALTER.match(statement):
+                definitions[altered[1]].append(statement)
     return definitions
 
 
@@ -217,10 +240,11 @@ class ClickHouse:
         lost), from their latest definition: a sink whose insert failed on a missing table then succeeds."""
         present = {row[0] for row in self.client.query(
             "SELECT name FROM system.tables WHERE database = currentDatabase()").result_rows}
-        for name, statement in current_definitions().items():
+        for name, statements in current_definitions().items():
             if name not in present:
                 log.warning("ClickHouse table %s is missing: created again", name)
-                self.client.command(statement)
+                for statement in statements:
+                    self.client.command(statement)
 
     def insert(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
         if not rows:

@@ -10,7 +10,8 @@ import logging
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from schemas.registry import TOPICS
+from schemas.base import Message
+from schemas.registry import TOPICS, encode
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +38,13 @@ async def ensure_topics(bootstrap: str, prefix: str, default_partitions: int) ->
         await admin.close()
 
 
-async def consumer_lag(bootstrap: str, group: str, topics: list[str]) -> int:
-    """Sum over the topics' partitions of (end offset − the group's committed offset)."""
+def consumer_group(prefix: str) -> str:
+    """The workers' consumer group (the Faust app's id)."""
+    return f"{prefix}sourcewatch"
+
+
+async def lag_by_topic(bootstrap: str, group: str) -> dict[str, int]:
+    """Per topic the group has committed offsets in: the sum over its partitions of (end offset − committed)."""
     from aiokafka import AIOKafkaConsumer
 
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
@@ -50,8 +56,32 @@ async def consumer_lag(bootstrap: str, group: str, topics: list[str]) -> int:
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
     await consumer.start()
     try:
-        partitions = [tp for tp in committed if tp.topic in topics]
-        ends = await consumer.end_offsets(partitions) if partitions else {}
+        ends = await consumer.end_offsets(list(committed)) if committed else {}
     finally:
         await consumer.stop()
-    return sum(max(0, ends[tp] - committed[tp].offset) for tp in partitions)
+    lags: dict[str, int] = {}
+    for partition, offset in committed.items():
+        lags[partition.topic] = lags.get(partition.topic, 0) + max(0, ends[partition] - offset.offset)
+    return lags
+
+
+async def consumer_lag(bootstrap: str, group: str, topics: list[str]) -> int:
+    """Sum over the topics' partitions of (end offset − the group's committed offset)."""
+    lags = await lag_by_topic(bootstrap, group)
+    return sum(lags.get(topic, 0) for topic in topics)
+
+
+async def send_messages(bootstrap: str, prefix: str, partitions: int, messages: list[tuple[str, Message]]) -> None:
+    """Send (topic, message) pairs, each keyed by its site as every producer of the topics keys them, creating
+    the topics first if they are missing (from outside a worker: the CLI, the service)."""
+    from aiokafka import AIOKafkaProducer
+
+    await ensure_topics(bootstrap, prefix, partitions)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True)
+    await producer.start()
+    try:
+        for topic, message in messages:
+            await producer.send(f"{prefix}{topic}", key=message.site.encode("utf-8"), value=encode(message))
+        await producer.flush()
+    finally:
+        await producer.stop()

@@ -8,6 +8,7 @@ The tables are those `infra.clickhouse` creates (views without `_store`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 # The live figures a watched page streams to `metrics` (stage revisit, label source).
@@ -120,3 +121,120 @@ def watch_status() -> Query:
                  "argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks') AS peaks, "
                  "max(created_at) AS updated FROM metrics "
                  "WHERE stage = 'revisit' AND labels['source'] != '' GROUP BY source ORDER BY source")
+
+
+# The service's queries (`sourcewatch serve`). A source's id is its URL's hash, the same wherever it is shown.
+_SOURCE_ID = "lower(hex(cityHash64(url)))"
+_SOURCES = f"""
+    SELECT {_SOURCE_ID} AS id, url, site, kind, score, found_at, crawl_id, records, last_record_seen, new_items,
+           last_new_item, timeliness, friendliness, delay_h, fetches_per_item, updates_per_day, peaks
+    FROM (SELECT url, any(site) AS site, argMax(kind, created_at) AS kind, max(score) AS score,
+                 min(created_at) AS found_at, argMin(crawl_id, created_at) AS crawl_id
+          FROM sources GROUP BY url) AS found
+    LEFT JOIN (SELECT source_url AS url, count() AS records, max(last_seen) AS last_record_seen
+               FROM records GROUP BY source_url) AS read USING url
+    LEFT JOIN (SELECT source_url AS url, uniqExact(event_id) AS new_items, max(first_seen) AS last_new_item
+               FROM changes GROUP BY source_url) AS new USING url
+    LEFT JOIN (SELECT labels['source'] AS url,
+                      {", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}"
+                                 for name in REVISIT_FIGURES + ("updates_per_day",))},
+                      argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks') AS peaks
+               FROM metrics WHERE stage = 'revisit' AND labels['source'] != '' GROUP BY url) AS watched USING url
+    SETTINGS join_use_nulls = 1
+"""
+
+
+def sources_page(search: str, limit: int, offset: int) -> Query:
+    """Source pages found or watched, with what has been read of them and their live figures, by URL."""
+    return Query(f"SELECT * FROM ({_SOURCES}) WHERE positionCaseInsensitive(url, {{search:String}}) > 0 "
+                 "ORDER BY url LIMIT {limit:UInt32} OFFSET {offset:UInt32}",
+                 {"search": search, "limit": limit, "offset": offset})
+
+
+def sources_count(search: str) -> Query:
+    return Query("SELECT uniqExact(url) FROM sources WHERE positionCaseInsensitive(url, {search:String}) > 0",
+                 {"search": search})
+
+
+def source_by_id(source_id: str) -> Query:
+    return Query(f"SELECT * FROM ({_SOURCES}) WHERE id = {{id:String}}", {"id": source_id})
+
+
+def source_records_page(source_url: str, limit: int, offset: int) -> Query:
+    """A source page's current records, newest first sight first."""
+    return Query("SELECT item_url, title, date, snippet, page_url, first_seen, last_seen FROM records "
+                 "WHERE source_url = {source:String} ORDER BY first_seen DESC, page_url, position, item_url "
+                 "LIMIT {limit:UInt32} OFFSET {offset:UInt32}",
+                 {"source": source_url, "limit": limit, "offset": offset})
+
+
+_ITEMS = """
+    SELECT sequence.stored_at AS stored_at, event_id, site, source_url, item_url, title, date, first_seen
+    FROM (SELECT event_id, min(stored_at) AS stored_at FROM item_sequence GROUP BY event_id
+          HAVING stored_at <= now64(3) - toIntervalMillisecond({settle_ms:UInt32})) AS sequence
+    INNER JOIN changes USING event_id
+"""
+
+
+def items_after(stored_at: datetime, event_id: str, limit: int, settle_ms: int,
+                source_url: str | None = None) -> Query:
+    """New items stored after the cursor (stored_at, event_id), in that order; only those stored at least
+    `settle_ms` ago (a batch being inserted could still land before a later-read cursor), optionally of one
+    source page. The moment is bound as UTC text: parameters travel as JSON to a worker holding chDB."""
+    return Query(f"SELECT * FROM ({_ITEMS}) WHERE (stored_at, event_id) > ({{at:DateTime64(3, 'UTC')}}, {{id:String}}) "
+                 "AND ({source:String} = '' OR source_url = {source:String}) "
+                 "ORDER BY stored_at, event_id LIMIT {limit:UInt32}",
+                 {"at": stored_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3], "id": event_id, "limit": limit, "settle_ms": settle_ms,
+                  "source": source_url or ""})
+
+
+def latest_items(limit: int, settle_ms: int, source_url: str | None = None) -> Query:
+    """The latest new items (as items_after orders them), oldest of them first."""
+    return Query(f"SELECT * FROM (SELECT * FROM ({_ITEMS}) "
+                 "WHERE {source:String} = '' OR source_url = {source:String} "
+                 "ORDER BY stored_at DESC, event_id DESC LIMIT {limit:UInt32}) ORDER BY stored_at, event_id",
+                 {"limit": limit, "settle_ms": settle_ms, "source": source_url or ""})
+
+
+def metric_totals() -> Query:
+    """Every counter's total and every gauge's latest value, per name, stage and labels (Prometheus)."""
+    return Query("SELECT name, stage, kind, labels, if(kind = 'gauge', argMax(value, created_at), sum(value)) "
+                 "FROM metrics GROUP BY name, stage, kind, labels ORDER BY name, stage")
+
+
+# The dashboard's panels over the last {hours} hours, in {step}-second buckets of the moment rows were stored.
+def _since() -> str:
+    return "ingested_at >= now64(3) - toIntervalSecond({seconds:UInt32})"
+
+
+def _bucket() -> str:
+    return "toUnixTimestamp(toStartOfInterval(ingested_at, toIntervalSecond({step:UInt32}))) AS t"
+
+
+def dashboard_panels(seconds: int, step: int) -> dict[str, Query]:
+    """Each dashboard panel's query (fixed SQL, bound parameters)."""
+    window = {"seconds": seconds, "step": step}
+    return {name: Query(sql, window) for name, sql in {
+        "fetches": f"SELECT {_bucket()}, count() AS pages, quantile(0.5)(fetch_ms) AS p50_ms, "
+                   f"quantile(0.99)(fetch_ms) AS p99_ms FROM fetches WHERE {_since()} GROUP BY t ORDER BY t",
+        "errors": f"SELECT if(error = 'none', toString(status), error) AS kind, count() AS n FROM fetches "
+                  f"WHERE {_since()} AND (error != 'none' OR status >= 400) GROUP BY kind ORDER BY n DESC",
+        "new_items": f"SELECT {_bucket()}, count() AS items FROM changes WHERE {_since()} GROUP BY t ORDER BY t",
+        "revisits": f"SELECT {_bucket()}, count() AS decisions, countIf(fetch) AS fetches FROM revisit_decisions "
+                    f"WHERE {_since()} GROUP BY t ORDER BY t",
+        "reading": f"SELECT name, sum(value) AS n FROM metrics WHERE {_since()} AND stage IN "
+                   "('extract_records', 'tag_pagination', 'follow_pagination') AND kind = 'count' "
+                   "AND name IN ('pages_read', 'records_extracted', 'new_items', 'pages_tagged', "
+                   "'multipage_sources', 'pages_without_records', 'item_pages_requested') GROUP BY name ORDER BY name",
+        "discovery": f"SELECT end, count() AS episodes, sum(length(found)) AS found, sum(clicks) AS clicks, "
+                     f"avg(unit_cost) AS unit_cost FROM discovery_episodes WHERE {_since()} GROUP BY end ORDER BY end",
+        "latest_items": f"SELECT first_seen, source_url, item_url, title, date FROM changes WHERE {_since()} "
+                        "ORDER BY ingested_at DESC, event_id LIMIT 20",
+    }.items()}
+
+
+def source_figures_history(source_url: str) -> Query:
+    """A watched page's live figures as they were streamed, oldest first (its page on the dashboard)."""
+    return Query("SELECT toUnixTimestamp(created_at) AS t, name, value FROM metrics WHERE stage = 'revisit' "
+                 "AND labels['source'] = {source:String} AND name IN {names:Array(String)} ORDER BY created_at",
+                 {"source": source_url, "names": list(REVISIT_FIGURES)})

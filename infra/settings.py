@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     # Host names besides loopback that the web server answers to (Host and Origin headers), for a
     # deployment behind a proxy; a JSON list in the environment.
     api_allowed_hosts: tuple[str, ...] = ()
+    # `sourcewatch serve`: the address it binds (anything but loopback needs api_token set) and the first
+    # port it tries.
+    serve_host: str = "127.0.0.1"
+    serve_port: int = 8066
 
     # Fetching: politeness, caps and safety.
     user_agent: str = "sourcewatch/0.1 (+https://github.com/sourcewatch/sourcewatch; crawler for event and news listings)"

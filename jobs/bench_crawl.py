@@ -143,13 +143,13 @@ def bench_crawl(sites: int, seed: int, runs: int, max_pages: int, snapshots: Pat
 async def _lag(env: dict[str, str]) -> int:
     """Messages of the run's topics that its consumer group had not committed when it stopped."""
     from infra.kafka_broker import bootstrap_address
-    from infra.kafka_topics import consumer_lag
+    from infra.kafka_topics import consumer_group, consumer_lag
     from infra.settings import get_settings
     from schemas.registry import TOPICS
 
     prefix = env["SOURCEWATCH_TOPIC_PREFIX"]
     bootstrap = env.get("SOURCEWATCH_KAFKA_BOOTSTRAP") or bootstrap_address(get_settings())
-    return await consumer_lag(bootstrap, f"{prefix}sourcewatch", [f"{prefix}{name}" for name in TOPICS])
+    return await consumer_lag(bootstrap, consumer_group(prefix), [f"{prefix}{name}" for name in TOPICS])
 
 
 def _tempdir() -> tempfile.TemporaryDirectory:

@@ -11,16 +11,14 @@ from __future__ import annotations
 import asyncio
 import time
 
-from aiokafka import AIOKafkaProducer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from infra import queries
 from infra.kafka_broker import bootstrap_address
-from infra.kafka_topics import ensure_topics
+from infra.kafka_topics import send_messages
 from infra.settings import Settings
 from models.web.links import canonical_url
 from schemas.links import SourceFound
-from schemas.registry import encode
 from schemas.sites import site_of
 
 
@@ -35,17 +33,8 @@ def watch_requests(urls: list[str]) -> list[SourceFound]:
 
 
 async def add_sources(settings: Settings, sources: list[SourceFound]) -> None:
-    bootstrap = bootstrap_address(settings)
-    await ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions)
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True)
-    await producer.start()
-    try:
-        for source in sources:
-            await producer.send(f"{settings.topic_prefix}sources.found", key=source.site.encode("utf-8"),
-                                value=encode(source))
-        await producer.flush()
-    finally:
-        await producer.stop()
+    await send_messages(bootstrap_address(settings), settings.topic_prefix, settings.topic_partitions,
+                        [("sources.found", source) for source in sources])
 
 
 def run_watch(sources: list[SourceFound], seconds: float, show_progress: bool = True) -> tuple[int, dict]:

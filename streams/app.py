@@ -10,6 +10,7 @@ from __future__ import annotations
 import faust
 
 from infra.kafka_broker import bootstrap_address
+from infra.kafka_topics import consumer_group
 from infra.settings import get_settings
 
 settings = get_settings()
@@ -17,7 +18,7 @@ settings = get_settings()
 (settings.home / "faust").mkdir(parents=True, exist_ok=True)
 
 app = faust.App(
-    f"{settings.topic_prefix}sourcewatch",
+    consumer_group(settings.topic_prefix),
     broker=f"kafka://{bootstrap_address(settings)}",
     store="memory://",
     # Faust writes its table metadata under the app's data dir; keep it in sourcewatch's home

@@ -27,8 +27,9 @@ def gauge(name: str, stage: str, value: float, **labels: str) -> None:
 def drain(worker: str) -> list[Metric]:
     """The counters accumulated and the gauges set since the last drain, as messages (and reset them)."""
     drained = [
-        Metric(site=worker, name=name, stage=stage, value=value, labels=dict(labels))
-        for (name, stage, labels), value in (*_counters.items(), *_gauges.items())
+        Metric(site=worker, name=name, stage=stage, value=value, kind=kind, labels=dict(labels))
+        for kind, values in (("count", _counters), ("gauge", _gauges))
+        for (name, stage, labels), value in values.items()
     ]
     _counters.clear()
     _gauges.clear()

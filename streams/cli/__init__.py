@@ -30,7 +30,7 @@ from streams.cli.base import CommandError
 COMMANDS = (
     kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, demo.Demo, crawl.CrawlSnapshots,
     serving.Simweb, bench.Bench, train.Train, evaluate.Evaluate, revisit.Retrain, tag.Tag, sql.Sql, watch.Watch,
-    records.Records, replay.Replay, serving.ServeSites,
+    records.Records, replay.Replay, serving.ServeSites, serving.Serve,
 )
 
 

@@ -1,4 +1,4 @@
-"""`sourcewatch simweb` and `sourcewatch serve-sites`: web servers on 127.0.0.1 until Ctrl-C."""
+"""`sourcewatch serve`, `sourcewatch simweb` and `sourcewatch serve-sites`: web servers until Ctrl-C."""
 
 from __future__ import annotations
 
@@ -78,3 +78,34 @@ class ServeSites(Command):
                     print(f"{name}\t{url}")
 
         return serve_until_stopped(SiteServer(sites), announce)
+
+
+class Serve(Command):
+    name = "serve"
+    help = "serve the dashboard, data API, feeds and Prometheus metrics until stopped"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--host", help="address to bind (default: SOURCEWATCH_SERVE_HOST, 127.0.0.1); "
+                                           "anything but loopback needs SOURCEWATCH_API_TOKEN")
+        parser.add_argument("--port", type=int, help="first port to try (default: SOURCEWATCH_SERVE_PORT, 8066)")
+        add_json(parser, "print one JSON object {url, token_file} once serving")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from infra.api_access import TOKEN_FILE, settings_token
+        from service.app import Service
+
+        settings = get_settings()
+        settings_token(settings)  # created on first use, so the URL printed below can be opened
+        service = Service(settings, args.host, args.port)
+
+        def announce(url: str) -> None:
+            if args.json:
+                print_json({"url": url, "token_file": str(settings.home / TOKEN_FILE)})
+            else:
+                print(f"sourcewatch is served at {url}  (open {url}?token=$(cat {settings.home / TOKEN_FILE}) "
+                      "once in a browser; API calls take `Authorization: Bearer TOKEN`)")
+
+        try:
+            return serve_until_stopped(service, announce)
+        except (ValueError, FileNotFoundError) as error:
+            raise CommandError(str(error)) from None

@@ -1,0 +1,184 @@
+"""The data API, `/api/v1/…`: sources, their records, new items by cursor, and watching a page.
+
+Inputs are validated by pydantic models and refused with a 400 that says what is wrong; every read is one of
+infra.queries (fixed SQL, bound parameters). The OpenAPI document (`/api/v1/openapi.json`) is built from the
+same models.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError
+
+from agents.fetching.address_guard import AddressPolicy, BlockedAddress
+from infra import queries
+from infra.kafka_broker import bootstrap_address
+from infra.kafka_topics import send_messages
+from jobs.crawl import CrawlPlan, seed_requests
+from jobs.watch import watch_requests
+from schemas.discovery import DISCOVER_REASON
+from service.cursor import START, BadCursor, Cursor
+from service.reader import Reader
+
+# Items are served once stored this long (service.cursor).
+SETTLE_MS = 3000
+MAX_LIMIT = 500
+
+
+class Page(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    limit: int = Field(50, ge=1, le=MAX_LIMIT)
+    offset: int = Field(0, ge=0)
+
+
+class SourcesQuery(Page):
+    search: str = Field("", max_length=300, description="part of the source page's URL")
+
+
+class ItemsQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    since: str | None = Field(None, description="the `next` cursor of an earlier answer; none: from the start")
+    limit: int = Field(100, ge=1, le=MAX_LIMIT)
+
+
+class WatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: HttpUrl
+    kind: Literal["listing", "homepage"] = Field(
+        "listing", description="listing: watch this page; homepage: discover the site's listing page first")
+
+
+class Source(BaseModel):
+    id: str
+    url: str
+    site: str
+    kind: str
+    score: float
+    found_at: datetime | None
+    crawl_id: str
+    records: int | None
+    last_record_seen: datetime | None
+    new_items: int | None
+    last_new_item: datetime | None
+    timeliness: float | None
+    friendliness: float | None
+    delay_h: float | None
+    fetches_per_item: float | None
+    updates_per_day: float | None
+    peaks: str | None
+
+
+class Item(BaseModel):
+    event_id: str
+    source_url: str
+    site: str
+    item_url: str
+    title: str
+    date: datetime | None = Field(description="the date its listing gives")
+    first_seen: datetime = Field(description="when sourcewatch first saw it listed")
+    stored_at: datetime
+
+
+class ItemsPage(BaseModel):
+    items: list[Item]
+    next: str = Field(description="pass as `since` for the items after these")
+
+
+def refusal(status: type[web.HTTPException], reason: str) -> web.HTTPException:
+    """An HTTP error whose JSON body says why."""
+    return status(text=json.dumps({"error": reason}), content_type="application/json")
+
+
+def validated(model: type[BaseModel], values) -> BaseModel:
+    try:
+        return model.model_validate(dict(values))
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in error.errors())
+        raise refusal(web.HTTPBadRequest, problems) from None
+
+
+def dumps(value) -> str:
+    """JSON with datetimes as ISO 8601."""
+    return json.dumps(value, default=lambda o: o.isoformat() if isinstance(o, datetime) else str(o))
+
+
+def _json(body) -> web.Response:
+    return web.json_response(body, dumps=dumps)
+
+
+class Api:
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+        settings = reader.settings
+        self.addresses = AddressPolicy(settings.allow_loopback, settings.allow_private)
+
+    async def source_of(self, source_id: str) -> dict:
+        rows = await self.reader.rows(queries.source_by_id(source_id))
+        if not rows:
+            raise refusal(web.HTTPNotFound, f"no source {source_id!r}")
+        return rows[0]
+
+    async def sources(self, request: web.Request) -> web.Response:
+        asked = validated(SourcesQuery, request.query)
+        rows = await self.reader.rows(queries.sources_page(asked.search, asked.limit, asked.offset))
+        total = (await self.reader.rows(queries.sources_count(asked.search)))[0]
+        return _json({"total": next(iter(total.values())), "sources": rows})
+
+    async def source(self, request: web.Request) -> web.Response:
+        return _json(await self.source_of(request.match_info["id"]))
+
+    async def records(self, request: web.Request) -> web.Response:
+        asked = validated(Page, request.query)
+        source = await self.source_of(request.match_info["id"])
+        rows = await self.reader.rows(queries.source_records_page(source["url"], asked.limit, asked.offset))
+        return _json({"source": source["url"], "records": rows})
+
+    async def items_page(self, since: str | None, limit: int, source_url: str | None) -> tuple[list[dict], Cursor]:
+        """The items after `since` (an encoded cursor, None: from the start), and the cursor after them."""
+        try:
+            after = Cursor.decode(since) if since else START
+        except BadCursor as error:
+            raise refusal(web.HTTPBadRequest, str(error)) from None
+        rows = await self.reader.rows(queries.items_after(after.stored_at, after.event_id, limit, SETTLE_MS,
+                                                          source_url))
+        last = Cursor(rows[-1]["stored_at"], rows[-1]["event_id"]) if rows else after
+        return rows, last
+
+    async def items(self, request: web.Request) -> web.Response:
+        asked = validated(ItemsQuery, request.query)
+        source_url = (await self.source_of(request.match_info["id"]))["url"] if "id" in request.match_info else None
+        rows, last = await self.items_page(asked.since, asked.limit, source_url)
+        return _json({"items": rows, "next": last.encode()})
+
+    async def figures(self, request: web.Request) -> web.Response:
+        source = await self.source_of(request.match_info["id"])
+        return _json({"source": source["url"], "figures": await self.reader.rows(
+            queries.source_figures_history(source["url"]))})
+
+    async def watch(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            raise refusal(web.HTTPBadRequest, "the body is not JSON") from None
+        asked = validated(WatchRequest, body)
+        url = str(asked.url)
+        try:
+            self.addresses.check_host(asked.url.host or "")
+        except BlockedAddress as error:
+            raise refusal(web.HTTPBadRequest, str(error)) from None
+        settings = self.reader.settings
+        if asked.kind == "listing":
+            messages = [("sources.found", found) for found in watch_requests([url])]
+        else:
+            clicks = settings.discovery_max_clicks
+            plan = CrawlPlan(seeds=[url], max_pages=clicks + 1, max_depth=clicks, reason=DISCOVER_REASON)
+            messages = [("crawl.requests", request_) for request_ in seed_requests(plan, f"api-{uuid.uuid4().hex}")]
+        await send_messages(bootstrap_address(settings), settings.topic_prefix, settings.topic_partitions,
+                            messages)
+        return web.json_response({"url": url, "kind": asked.kind, "queued": [
+            {"topic": topic, "crawl_id": message.crawl_id} for topic, message in messages]}, status=202)

@@ -1,0 +1,87 @@
+"""The service's aiohttp application and its server (`sourcewatch serve`)."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+
+from infra.api_access import AccessRule, LOOPBACK_NAMES
+from infra.kafka_broker import first_free_port
+from infra.settings import Settings
+from service.access import access_middleware
+from service.api import Api
+from service.dashboard import Dashboard, missing_assets
+from service.feeds import FeedRoutes
+from service.openapi import openapi_document
+from service.prometheus import prometheus_metrics
+from service.reader import Reader, Unreadable
+
+log = logging.getLogger(__name__)
+
+
+@web.middleware
+async def unreadable_as_503(request: web.Request, handler):
+    """ClickHouse not answering (a worker starting or stopping, a server down) is a 503 that says why."""
+    try:
+        return await handler(request)
+    except Unreadable as error:
+        log.warning("%s %s: ClickHouse did not answer: %s", request.method, request.path, error)
+        return web.json_response({"error": f"the stored data could not be read: {error}"}, status=503,
+                                 headers={"Retry-After": "5"})
+
+
+async def _health(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+def build_app(settings: Settings) -> web.Application:
+    reader = Reader(settings)
+    api, dashboard = Api(reader), Dashboard(reader)
+    feeds = FeedRoutes(api)
+    document = openapi_document()
+    app = web.Application(middlewares=[access_middleware(AccessRule.from_settings(settings)), unreadable_as_503])
+    app.router.add_get("/healthz", _health)
+    app.router.add_get("/", dashboard.page)
+    app.router.add_get("/sources/{id}", dashboard.page)
+    app.router.add_get("/assets/{name}", dashboard.asset)
+    app.router.add_get("/api/v1/dashboard", dashboard.data)
+    app.router.add_get("/api/v1/openapi.json", lambda request: web.json_response(document))
+    app.router.add_get("/api/v1/sources", api.sources)
+    app.router.add_get("/api/v1/sources/{id}", api.source)
+    app.router.add_get("/api/v1/sources/{id}/records", api.records)
+    app.router.add_get("/api/v1/sources/{id}/items", api.items)
+    app.router.add_get("/api/v1/sources/{id}/figures", api.figures)
+    app.router.add_get("/api/v1/items", api.items)
+    app.router.add_post("/api/v1/watch", api.watch)
+    app.router.add_get(r"/feeds/items.{form:atom|json}", feeds.feed)
+    app.router.add_get(r"/feeds/sources/{id}.{form:atom|json}", feeds.feed)
+    app.router.add_get("/metrics", lambda request: prometheus_metrics(reader))
+    return app
+
+
+class Service:
+    """The service on `host` at the first free port from `port`: start() → its URL; stop()."""
+
+    def __init__(self, settings: Settings, host: str | None = None, port: int | None = None) -> None:
+        self.settings = settings
+        self.host = host or settings.serve_host
+        self.port = port or settings.serve_port
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> str:
+        if self.host not in LOOPBACK_NAMES and not self.settings.api_token:
+            raise ValueError(f"serving on {self.host} (not loopback) needs SOURCEWATCH_API_TOKEN set")
+        if missing := missing_assets():
+            raise FileNotFoundError(f"the dashboard's chart library is missing ({missing[0]}): run `make setup`")
+        self._runner = web.AppRunner(build_app(self.settings), access_log=None)
+        await self._runner.setup()
+        port = first_free_port(self.port)
+        await web.TCPSite(self._runner, self.host, port).start()
+        self.url = f"http://{self.host}:{port}/"
+        return self.url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()

@@ -1,0 +1,112 @@
+"""The new items as feeds: Atom (RFC 4287, written by feedgen) and JSON Feed 1.1, overall or per source.
+
+A feed page holds the items after a cursor, oldest first, and links the next page (RFC 5005's `next`; JSON
+Feed's `next_url`), so a reader pages forward from the start without skipping or repeating an item. With
+no cursor a feed shows the latest items, as feed readers expect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from aiohttp import web
+from feedgen.feed import FeedGenerator
+
+from infra import queries
+from service.api import SETTLE_MS, Api, ItemsQuery, dumps, validated
+from service.cursor import START, Cursor
+
+JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1"
+
+
+@dataclass(frozen=True)
+class FeedItem:
+    event_id: str
+    title: str
+    url: str
+    source_url: str
+    site: str
+    # When the item was published, as its listing dates it (None: undated).
+    published: datetime | None
+    # When sourcewatch first saw it on its source page.
+    first_seen: datetime
+
+
+@dataclass(frozen=True)
+class FeedPage:
+    title: str
+    # This page's address, and the next page's (None: no items after this page yet).
+    self_url: str
+    next_url: str | None
+    items: list[FeedItem]
+    updated: datetime
+
+
+def _item_id(item: FeedItem) -> str:
+    return f"urn:sourcewatch:item:{item.event_id}"
+
+
+def atom(page: FeedPage) -> bytes:
+    feed = FeedGenerator()
+    feed.id(page.self_url)
+    feed.title(page.title)
+    feed.link(href=page.self_url, rel="self", type="application/atom+xml")
+    if page.next_url:
+        feed.link(href=page.next_url, rel="next", type="application/atom+xml")
+    feed.updated(page.updated)
+    feed.generator("sourcewatch")
+    for item in page.items:
+        entry = feed.add_entry(order="append")
+        entry.id(_item_id(item))
+        entry.title(item.title or item.url)
+        entry.link(href=item.url)
+        entry.author({"name": item.site})
+        entry.published(item.published or item.first_seen)
+        entry.updated(item.first_seen)
+        entry.summary(f"New on {item.source_url}")
+    return feed.atom_str(pretty=True)
+
+
+def json_feed(page: FeedPage) -> dict:
+    feed = {"version": JSON_FEED_VERSION, "title": page.title, "feed_url": page.self_url, "items": [
+        {"id": _item_id(item), "url": item.url, "title": item.title or item.url,
+         "content_text": f"New on {item.source_url}", "authors": [{"name": item.site}],
+         "date_published": (item.published or item.first_seen).isoformat(),
+         "date_modified": item.first_seen.isoformat(),
+         "_sourcewatch": {"source_url": item.source_url}}
+        for item in page.items]}
+    if page.next_url:
+        feed["next_url"] = page.next_url
+    return feed
+
+
+class FeedRoutes:
+    """`/feeds/items.{atom,json}` and `/feeds/sources/{id}.{atom,json}`: `?since=CURSOR` pages forward from
+    a cursor (service.cursor; `?since=` from the first item), without it the latest `limit` items."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    async def feed(self, request: web.Request) -> web.Response:
+        asked = validated(ItemsQuery, {k: v for k, v in request.query.items() if k != "token"})
+        source_id, form = request.match_info.get("id"), request.match_info["form"]
+        source_url = (await self.api.source_of(source_id))["url"] if source_id else None
+        if "since" in request.query:  # empty: from the first item
+            rows, last = await self.api.items_page(asked.since, asked.limit, source_url)
+        else:
+            rows = await self.api.reader.rows(queries.latest_items(asked.limit, SETTLE_MS, source_url))
+            last = Cursor(rows[-1]["stored_at"], rows[-1]["event_id"]) if rows else START
+        items = [FeedItem(event_id=row["event_id"], title=row["title"], url=row["item_url"],
+                          source_url=row["source_url"], site=row["site"], published=row["date"],
+                          first_seen=row["first_seen"]) for row in rows]
+        # Links keep the request's own query (a feed reader's token included: it is served only to its holder).
+        self_url = str(request.url)
+        next_url = (str(request.url.update_query(since=last.encode(), limit=asked.limit))
+                    if len(rows) == asked.limit else None)
+        page = FeedPage(title=f"sourcewatch: new items{f' on {source_url}' if source_url else ''}",
+                        self_url=self_url, next_url=next_url, items=items,
+                        updated=max((row["stored_at"] for row in rows), default=datetime.now(UTC)))
+        if form == "atom":
+            return web.Response(body=atom(page), content_type="application/atom+xml", charset="utf-8")
+        return web.Response(text=dumps(json_feed(page)), content_type="application/feed+json", charset="utf-8")

@@ -1,0 +1,50 @@
+// One source page: its figures, their history, its new items and its records (dashboard.js's helpers).
+"use strict";
+
+const sourceId = decodeURIComponent(location.pathname.split("/").pop());
+
+async function getJson(path) {
+  const response = await fetch(path, {credentials: "same-origin"});
+  if (!response.ok) throw new Error(`${response.status}: ${(await response.json()).error}`);
+  return response.json();
+}
+
+async function refreshSource() {
+  const status = document.getElementById("status");
+  try {
+    const base = `/api/v1/sources/${encodeURIComponent(sourceId)}`;
+    const [source, records, items, history] = await Promise.all([
+      getJson(base), getJson(`${base}/records?limit=200`), getJson(`${base}/items?limit=500`),
+      getJson(`${base}/figures`)]);
+    document.getElementById("source-url").replaceChildren(safeLink(source.url));
+    const names = ["kind", "found_at", "records", "new_items", "last_new_item", "timeliness", "friendliness",
+                   "delay_h", "fetches_per_item", "updates_per_day", "peaks"];
+    fillTable("panel-figures", [{key: "name", label: "figure"}, {key: "value", label: "value", num: true}],
+              names.map((name) => ({name, value: fmt(source[name])})));
+    const times = [...new Set(history.figures.map((row) => row.t))].sort((a, b) => a - b);
+    const series = ["timeliness", "friendliness"].map((name) => {
+      const byTime = new Map(history.figures.filter((row) => row.name === name).map((row) => [row.t, row.value]));
+      return times.map((t) => (byTime.has(t) ? byTime.get(t) : null));
+    });
+    drawChart("panel-history", [{label: "timeliness", color: "#1f5fbf"}, {label: "friendliness", color: "#2e9e5b"}],
+              [times, ...series]);
+    fillTable("panel-changes", [
+      {key: "first_seen", label: "first seen", render: (r) => new Date(r.first_seen).toLocaleString()},
+      {key: "title", label: "item", cls: "title", render: (r) => safeLink(r.item_url, r.title)},
+      {key: "date", label: "listed date", render: (r) => (r.date ? new Date(r.date).toLocaleDateString() : "–")},
+    ], items.items.slice().reverse(), "no new items since the page was first read");
+    fillTable("panel-records", [
+      {key: "title", label: "record", cls: "title", render: (r) => safeLink(r.item_url, r.title)},
+      {key: "date", label: "date", render: (r) => (r.date ? new Date(r.date).toLocaleDateString() : "–")},
+      {key: "first_seen", label: "first seen", render: (r) => new Date(r.first_seen).toLocaleString()},
+    ], records.records, "no records read from this page");
+    status.className = "status";
+    status.textContent = `updated ${new Date().toLocaleTimeString()}`;
+  } catch (error) {
+    status.className = "status error";
+    status.textContent = `not updated: ${error.message}`;
+  }
+}
+
+refreshSource();
+setInterval(refreshSource, REFRESH_MS);
