@@ -66,7 +66,7 @@ test: setup
 	$(BIN)/pytest -q
 
 demo: setup
-	$(BIN)/sourcewatch demo
+	$(BIN)/sourcewatch demo --serve
 
 kafka-start: setup
 	$(BIN)/sourcewatch kafka start

@@ -11,6 +11,7 @@ from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
 from schemas.links import LinksScored, SourceFound
 from schemas.metrics import Metric
+from schemas.webhooks import WebhookDelivery, WebhookSet
 from schemas.pagination import PaginationTags
 from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.registry import TOPICS
@@ -99,6 +100,20 @@ def _metric_rows(metric: Metric) -> list[Row]:
     }]
 
 
+def _webhook_rows(webhook: WebhookSet) -> list[Row]:
+    return [{"event_id": webhook.event_id, "site": webhook.site, "source_url": webhook.source_url,
+             "url": webhook.url, "created_at": webhook.created_at}]
+
+
+def _delivery_rows(delivery: WebhookDelivery) -> list[Row]:
+    return [{
+        "event_id": delivery.event_id, "site": delivery.site, "item_event_id": delivery.item_event_id,
+        "source_url": delivery.source_url, "url": delivery.url, "state": delivery.state,
+        "attempts": delivery.attempts, "status": delivery.status, "error": delivery.error,
+        "created_at": delivery.created_at,
+    }]
+
+
 def _deadletter_rows(letter: DeadLetter) -> list[Row]:
     return [{
         "event_id": letter.event_id, "topic": letter.topic, "partition": letter.partition, "offset": letter.offset,
@@ -117,6 +132,8 @@ ROWS: dict[type[Message], Callable[[Any], list[Row]]] = {
     ItemDiscovered: _new_item_rows,
     RevisitDecision: _decision_rows,
     Metric: _metric_rows,
+    WebhookSet: _webhook_rows,
+    WebhookDelivery: _delivery_rows,
     DeadLetter: _deadletter_rows,
 }
 

@@ -21,32 +21,44 @@ from urllib.parse import urlsplit
 from infra.settings import Settings
 
 TOKEN_FILE = "api-token"
+WEBHOOK_SECRET_FILE = "webhook-secret"
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-def api_token(home: Path, configured: str | None = None) -> str:
-    """The configured token, else the one stored under `home`, created (0600) when there is none yet."""
+def stored_secret(home: Path, name: str, configured: str | None = None) -> str:
+    """The configured secret, else the one stored in `home/name`, created (0600) when there is none yet."""
     if configured:
         return configured
-    path = home / TOKEN_FILE
+    path = home / name
     try:
         return path.read_text().strip()
     except FileNotFoundError:
         pass
     home.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_urlsafe(32)
+    secret = secrets.token_urlsafe(32)
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:  # another process created it first: use theirs
         return path.read_text().strip()
     with os.fdopen(descriptor, "w") as handle:
-        handle.write(token + "\n")
-    return token
+        handle.write(secret + "\n")
+    return secret
+
+
+def api_token(home: Path, configured: str | None = None) -> str:
+    """The configured token, else the one stored under `home`, created (0600) when there is none yet."""
+    return stored_secret(home, TOKEN_FILE, configured)
 
 
 def settings_token(settings: Settings) -> str:
     """The API token of these settings (configured, or stored under their home)."""
     return api_token(settings.home, settings.api_token.get_secret_value() if settings.api_token else None)
+
+
+def webhook_secret(settings: Settings) -> str:
+    """The key webhook posts are signed with (HMAC-SHA256): configured, or stored under the home."""
+    configured = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
+    return stored_secret(settings.home, WEBHOOK_SECRET_FILE, configured)
 
 
 def _host_name(netloc: str) -> str:

@@ -163,6 +163,23 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "INSERT INTO item_sequence SELECT event_id, min(ingested_at) FROM changes_store GROUP BY event_id",
         ],
     ),
+    (
+        # Webhooks of watched pages, and every post of a new item to one.
+        6,
+        [
+            f"""CREATE TABLE IF NOT EXISTS webhooks_store (
+                event_id String, site LowCardinality(String), source_url String, url String,
+                created_at DateTime64(3, 'UTC'), ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            "CREATE VIEW IF NOT EXISTS webhooks AS SELECT * FROM webhooks_store FINAL",
+            f"""CREATE TABLE IF NOT EXISTS webhook_deliveries_store (
+                event_id String, site LowCardinality(String), item_event_id String, source_url String, url String,
+                state LowCardinality(String), attempts UInt8, status Nullable(UInt16), error String,
+                created_at DateTime64(3, 'UTC'), ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            "CREATE VIEW IF NOT EXISTS webhook_deliveries AS SELECT * FROM webhook_deliveries_store FINAL",
+        ],
+    ),
 ]
 
 

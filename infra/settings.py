@@ -65,6 +65,13 @@ class Settings(BaseSettings):
     # Host names besides loopback that the web server answers to (Host and Origin headers), for a
     # deployment behind a proxy; a JSON list in the environment.
     api_allowed_hosts: tuple[str, ...] = ()
+    # Webhooks: every new item is posted to each of these URLs (a JSON list in the environment), besides a
+    # watched page's own webhook; signed with HMAC-SHA256 under webhook_secret (empty: one generated on first
+    # use and kept owner-only in <home>/webhook-secret); each post tried this many times, backing off.
+    webhook_urls: tuple[str, ...] = ()
+    webhook_secret: SecretStr | None = None
+    webhook_attempts: int = 5
+    webhook_timeout_seconds: float = 10.0
     # `sourcewatch serve`: the address it binds (anything but loopback needs api_token set) and the first
     # port it tries.
     serve_host: str = "127.0.0.1"

@@ -19,6 +19,7 @@ from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
 from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.revisit import RevisitDecision, RevisitOutcome, RevisitTick
+from schemas.webhooks import WebhookDelivery, WebhookSet
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ TOPICS: dict[str, TopicSpec] = {
         TopicSpec("revisit.ticks", RevisitTick),
         TopicSpec("revisit.decisions", RevisitDecision, table="revisit_decisions"),
         TopicSpec("revisit.outcomes", RevisitOutcome),
+        TopicSpec("webhooks.set", WebhookSet, table="webhooks"),
+        TopicSpec("webhooks.deliveries", WebhookDelivery, table="webhook_deliveries"),
         TopicSpec("metrics", Metric, table="metrics"),
         TopicSpec("deadletter", DeadLetter, partitions=1, table="deadletters"),
     )

@@ -22,6 +22,7 @@ from infra.kafka_topics import send_messages
 from jobs.crawl import CrawlPlan, seed_requests
 from jobs.watch import watch_requests
 from schemas.discovery import DISCOVER_REASON
+from schemas.webhooks import WebhookSet
 from service.cursor import START, BadCursor, Cursor
 from service.reader import Reader
 
@@ -51,6 +52,8 @@ class WatchRequest(BaseModel):
     url: HttpUrl
     kind: Literal["listing", "homepage"] = Field(
         "listing", description="listing: watch this page; homepage: discover the site's listing page first")
+    webhook: HttpUrl | None = Field(None, description="a listing's own webhook: each of its new items is posted "
+                                                      "there, signed (X-Sourcewatch-Signature)")
 
 
 class Source(BaseModel):
@@ -168,12 +171,20 @@ class Api:
         asked = validated(WatchRequest, body)
         url = str(asked.url)
         try:
-            self.addresses.check_host(asked.url.host or "")
+            for address in (asked.url, asked.webhook):
+                if address is not None:
+                    self.addresses.check_host(address.host or "")
         except BlockedAddress as error:
             raise refusal(web.HTTPBadRequest, str(error)) from None
         settings = self.reader.settings
         if asked.kind == "listing":
             messages = [("sources.found", found) for found in watch_requests([url])]
+            if asked.webhook is not None:
+                found = messages[0][1]
+                messages.append(("webhooks.set", WebhookSet(site=found.site, source_url=found.url,
+                                                            url=str(asked.webhook))))
+        elif asked.webhook is not None:
+            raise refusal(web.HTTPBadRequest, "a webhook is set on a listing page: add it once discovery found it")
         else:
             clicks = settings.discovery_max_clicks
             plan = CrawlPlan(seeds=[url], max_pages=clicks + 1, max_depth=clicks, reason=DISCOVER_REASON)
@@ -181,4 +192,5 @@ class Api:
         await send_messages(bootstrap_address(settings), settings.topic_prefix, settings.topic_partitions,
                             messages)
         return web.json_response({"url": url, "kind": asked.kind, "queued": [
-            {"topic": topic, "crawl_id": message.crawl_id} for topic, message in messages]}, status=202)
+            {"topic": topic, "crawl_id": getattr(message, "crawl_id", None)} for topic, message in messages]},
+            status=202)

@@ -22,6 +22,8 @@ class Demo(Command):
         parser.add_argument("--watch-speed", type=float, default=7200.0,
                             help="simulated seconds per real second while watching (default 7200: 14 days in "
                                  "under 3 minutes)")
+        parser.add_argument("--serve", action="store_true",
+                            help="then serve the dashboard, API and feeds of what it stored until Ctrl-C")
         add_json(parser, "print the summary as one JSON object")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -32,4 +34,11 @@ class Demo(Command):
                                     watch_days=args.watch_days, watch_speed=args.watch_speed),
                            show_progress=interactive(args))
         print_json(summary) if args.json else print_summary(summary)
-        return 0 if summary.get("pages_fetched") else 1
+        code = 0 if summary.get("pages_fetched") else 1
+        if not args.serve:
+            if not args.json:
+                print("\nsee it on the dashboard: sourcewatch serve")
+            return code
+        from streams.cli.serving import Serve
+
+        return Serve().run(argparse.Namespace(host=None, port=None, json=args.json)) or code

@@ -95,15 +95,17 @@ class Serve(Command):
         from service.app import Service
 
         settings = get_settings()
-        settings_token(settings)  # created on first use, so the URL printed below can be opened
+        token = settings_token(settings)  # created on first use
         service = Service(settings, args.host, args.port)
 
         def announce(url: str) -> None:
             if args.json:
                 print_json({"url": url, "token_file": str(settings.home / TOKEN_FILE)})
             else:
-                print(f"sourcewatch is served at {url}  (open {url}?token=$(cat {settings.home / TOKEN_FILE}) "
-                      "once in a browser; API calls take `Authorization: Bearer TOKEN`)")
+                # As Jupyter does: the owner's terminal gets a link that logs the browser in (a cookie).
+                print(f"sourcewatch is served at {url} until Ctrl-C\n  dashboard: {url}?token={token}\n"
+                      f"  API: {url}api/v1/openapi.json (Authorization: Bearer TOKEN; the token is in "
+                      f"{settings.home / TOKEN_FILE})\n  feeds: {url}feeds/items.atom?token=TOKEN")
 
         try:
             return serve_until_stopped(service, announce)

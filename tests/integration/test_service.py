@@ -1,15 +1,20 @@
 """`sourcewatch serve` beside a real worker on the real broker and chDB, over the simulated web: the new items
-the worker stores reach the data API, the Atom feed and the JSON feed, each exactly once and in order, across
-a worker restart; the dashboard renders in headless Chromium; the routes refuse callers without the token."""
+the worker stores reach the data API, the Atom feed, the JSON feed and webhooks on loopback, each exactly once
+and in order, across a worker restart; the dashboard renders in headless Chromium; the routes refuse callers
+without the token."""
 
 from __future__ import annotations
 
 import json
+import hashlib
+import hmac
+import http.server
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -43,6 +48,32 @@ def _json(url: str, token: str) -> dict:
     status, body, _ = _get(url, token)
     assert status == 200, body[:500]
     return json.loads(body)
+
+
+class _Receiver(http.server.ThreadingHTTPServer):
+    """A webhook receiver on loopback: every post's path, headers and body, in arrival order."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[str, dict, bytes]] = []
+
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.posts.append((self.path, dict(self.headers), body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
 
 
 def _start_worker(env: dict[str, str]) -> subprocess.Popen:
@@ -91,9 +122,11 @@ def _json_feed_page(body: bytes) -> tuple[list[str], str | None]:
     return [item["id"] for item in feed["items"]], feed.get("next_url")
 
 
-def test_new_items_reach_the_api_and_feeds_once_in_order_and_the_dashboard_renders(pipeline_env, tmp_path):
+def test_new_items_reach_the_api_feeds_and_webhooks_once_in_order_and_the_dashboard_renders(pipeline_env, tmp_path):
+    receiver = _Receiver()
     env = pipeline_env | {"SOURCEWATCH_REVISIT_MODEL": str(_always_fetch_model(tmp_path / "model.pt")),
-                          "SOURCEWATCH_REVISIT_CLOCK_SPEED": "3600"}
+                          "SOURCEWATCH_REVISIT_CLOCK_SPEED": "3600",
+                          "SOURCEWATCH_WEBHOOK_URLS": json.dumps([f"{receiver.url}/every"])}
     with serve_in_child(["simweb", "--sites", "8", "--seed", "5", "--speed", "3600"], env) as web:
         clock = _control(web["control"] + "/__clock__")
         env |= {"SOURCEWATCH_REVISIT_CLOCK_ORIGIN": clock["now"],
@@ -104,9 +137,10 @@ def test_new_items_reach_the_api_and_feeds_once_in_order_and_the_dashboard_rende
         try:
             with serve_in_child(["serve", "--port", "18366"], env) as served:
                 api, token = served["url"].rstrip("/"), Path(served["token_file"]).read_text().strip()
-                # Watched through the API, as a user adds a listing page.
-                for url in urls:
-                    request = urllib.request.Request(f"{api}/api/v1/watch", data=json.dumps({"url": url}).encode(),
+                # Watched through the API, as a user adds a listing page, each with a webhook of its own.
+                for index, url in enumerate(urls):
+                    asked = {"url": url, "webhook": f"{receiver.url}/own/{index}"}
+                    request = urllib.request.Request(f"{api}/api/v1/watch", data=json.dumps(asked).encode(),
                                                      headers={"Authorization": f"Bearer {token}",
                                                               "Content-Type": "application/json"})
                     with urllib.request.urlopen(request, timeout=60) as response:
@@ -134,6 +168,7 @@ def test_new_items_reach_the_api_and_feeds_once_in_order_and_the_dashboard_rende
                 consumed += items
                 stored = _json(f"{api}/api/v1/sources?limit=50", token)
                 _check_items(api, token, consumed, stored)
+                _check_webhooks(receiver.posts, consumed, urls, Path(served["token_file"]).parent)
                 _check_feeds(api, token, [item["event_id"] for item in consumed])
                 _check_refusals(api, token)
                 _check_metrics(api, token)
@@ -159,6 +194,20 @@ def _check_items(api: str, token: str, consumed: list[dict], stored: dict) -> No
                                                   if item["source_url"] == one["url"]]
     records = _json(f"{api}/api/v1/sources/{one['id']}/records?limit=5", token)["records"]
     assert len(records) == 5 and all(record["item_url"].startswith("http") for record in records)
+
+
+def _check_webhooks(posts: list[tuple[str, dict, bytes]], consumed: list[dict], pages: list[str], home: Path) -> None:
+    secret = (home / "webhook-secret").read_text().strip().encode()
+    for _, headers, body in posts:
+        signed = hmac.new(secret, headers["X-Sourcewatch-Timestamp"].encode() + b"." + body, hashlib.sha256)
+        assert headers["X-Sourcewatch-Signature"] == f"sha256={signed.hexdigest()}"
+        assert json.loads(body)["event_id"] == headers["X-Sourcewatch-Delivery"]
+    # Each item posted once to the global webhook, and once to its own page's.
+    every = [json.loads(body)["event_id"] for path, _, body in posts if path == "/every"]
+    assert sorted(every) == sorted(item["event_id"] for item in consumed)
+    for index, page in enumerate(pages):
+        own = [json.loads(body)["event_id"] for path, _, body in posts if path == f"/own/{index}"]
+        assert sorted(own) == sorted(item["event_id"] for item in consumed if item["source_url"] == page)
 
 
 def _check_feeds(api: str, token: str, ids: list[str]) -> None:
