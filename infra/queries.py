@@ -125,29 +125,35 @@ def watch_status() -> Query:
 
 # The service's queries (`sourcewatch serve`). A source's id is its URL's hash, the same wherever it is shown.
 _SOURCE_ID = "lower(hex(cityHash64(url)))"
-_SOURCES = f"""
+
+
+def _sources(pages: str) -> str:
+    """Source pages found or watched, with what has been read of them and their live figures; `pages` is a
+    subquery of the URLs to show, which every aggregate is narrowed to first (not the whole tables). A page
+    with nothing read has 0 records and new items, and no last times (the service reads the epoch as none)."""
+    figures = ", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}"
+                        for name in REVISIT_FIGURES + ("updates_per_day",))
+    return f"""
+    WITH page AS ({pages})
     SELECT {_SOURCE_ID} AS id, url, site, kind, score, found_at, crawl_id, records, last_record_seen, new_items,
            last_new_item, timeliness, friendliness, delay_h, fetches_per_item, updates_per_day, peaks
     FROM (SELECT url, any(site) AS site, argMax(kind, created_at) AS kind, max(score) AS score,
                  min(created_at) AS found_at, argMin(crawl_id, created_at) AS crawl_id
-          FROM sources GROUP BY url) AS found
+          FROM sources WHERE url IN page GROUP BY url) AS found
     LEFT JOIN (SELECT source_url AS url, count() AS records, max(last_seen) AS last_record_seen
-               FROM records GROUP BY source_url) AS read USING url
+               FROM records WHERE source_url IN page GROUP BY source_url) AS read USING url
     LEFT JOIN (SELECT source_url AS url, uniqExact(event_id) AS new_items, max(first_seen) AS last_new_item
-               FROM changes GROUP BY source_url) AS new USING url
-    LEFT JOIN (SELECT labels['source'] AS url,
-                      {", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}"
-                                 for name in REVISIT_FIGURES + ("updates_per_day",))},
+               FROM changes WHERE source_url IN page GROUP BY source_url) AS new USING url
+    LEFT JOIN (SELECT labels['source'] AS url, {figures},
                       argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks') AS peaks
-               FROM metrics WHERE stage = 'revisit' AND labels['source'] != '' GROUP BY url) AS watched USING url
-    SETTINGS join_use_nulls = 1
-"""
+               FROM metrics WHERE stage = 'revisit' AND labels['source'] IN page GROUP BY url) AS watched USING url
+    ORDER BY url"""
 
 
 def sources_page(search: str, limit: int, offset: int) -> Query:
-    """Source pages found or watched, with what has been read of them and their live figures, by URL."""
-    return Query(f"SELECT * FROM ({_SOURCES}) WHERE positionCaseInsensitive(url, {{search:String}}) > 0 "
-                 "ORDER BY url LIMIT {limit:UInt32} OFFSET {offset:UInt32}",
+    """A page of the source pages whose URL contains `search`, by URL."""
+    return Query(_sources("SELECT url FROM sources WHERE positionCaseInsensitive(url, {search:String}) > 0 "
+                          "GROUP BY url ORDER BY url LIMIT {limit:UInt32} OFFSET {offset:UInt32}"),
                  {"search": search, "limit": limit, "offset": offset})
 
 
@@ -157,7 +163,7 @@ def sources_count(search: str) -> Query:
 
 
 def source_by_id(source_id: str) -> Query:
-    return Query(f"SELECT * FROM ({_SOURCES}) WHERE id = {{id:String}}", {"id": source_id})
+    return Query(_sources(f"SELECT url FROM sources WHERE {_SOURCE_ID} = {{id:String}} LIMIT 1"), {"id": source_id})
 
 
 def source_records_page(source_url: str, limit: int, offset: int) -> Query:

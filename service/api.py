@@ -28,7 +28,7 @@ from service.reader import Reader
 
 # Items are served once stored this long (service.cursor).
 SETTLE_MS = 3000
-MAX_LIMIT = 500
+MAX_LIMIT = 1000
 
 
 class Page(BaseModel):

@@ -85,7 +85,29 @@ class BenchScrapy(BenchOneCrawler):
         return run_scrapy(plan.seeds, plan.max_pages, plan.max_depth, settings)
 
 
+class BenchService(Command):
+    name = "service"
+    help = "`sourcewatch serve`'s latency per route and the dashboard's first paint, on a store of synthetic rows"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--sources", type=int, default=5000, help="source pages (default 5,000)")
+        parser.add_argument("--records", type=int, default=1_000_000, help="records (default 1,000,000)")
+        parser.add_argument("--items", type=int, default=100_000, help="new items (default 100,000)")
+        parser.add_argument("--requests", type=int, default=50, help="timed requests per route (default 50)")
+        add_json(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from service.bench import bench_service, print_report
+
+        ensure_local_kafka()
+        report = bench_service(args.sources, args.records, args.items, args.requests,
+                               progress=lambda line: print(line, file=sys.stderr))
+        print_json(report) if args.json else print_report(report)
+        return 0
+
+
 class Bench(Command):
     name = "bench"
-    help = "benchmarks: `bench crawl` compares the pipeline with Scrapy; tag, revisit, discovery: model throughput"
-    subcommands = (BenchCrawl, BenchFetchParse, BenchScrapy, BenchTag, BenchRevisit, BenchDiscovery)
+    help = ("benchmarks: `bench crawl` compares the pipeline with Scrapy; tag, revisit, discovery: model "
+            "throughput; service: the API's latency")
+    subcommands = (BenchCrawl, BenchFetchParse, BenchScrapy, BenchTag, BenchRevisit, BenchDiscovery, BenchService)
