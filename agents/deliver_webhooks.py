@@ -1,4 +1,4 @@
-"""Stage `webhooks`: webhooks.set → each watched page's webhook (a table); changes.detected → a signed post
+"""Stage `webhooks`: webhooks.set → each watched page's webhook (a table; watch.stopped drops it); changes.detected → a signed post
 of every new item to the settings' webhooks and its page's own (agents.webhooks), each outcome to
 webhooks.deliveries.
 
@@ -39,6 +39,13 @@ async def set_webhooks(stream):
                 page_webhooks[webhook.source_url] = webhook.url
             else:
                 page_webhooks.pop(webhook.source_url, None)
+
+
+@app.agent(topic("watch.stopped"))
+async def drop_webhooks(stream):
+    async for event in stream.events():
+        for stopped in await decode_events("watch.stopped", [event]):
+            page_webhooks.pop(stopped.url, None)
 
 
 @app.agent(topic("changes.detected"))

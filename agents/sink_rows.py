@@ -9,7 +9,7 @@ from schemas.base import Message
 from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
-from schemas.links import LinksScored, SourceFound
+from schemas.links import LinksScored, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.webhooks import WebhookDelivery, WebhookSet
 from schemas.pagination import PaginationTags
@@ -100,6 +100,15 @@ def _metric_rows(metric: Metric) -> list[Row]:
     }]
 
 
+def _stop_rows(stop: WatchStopped) -> list[Row]:
+    return [{"event_id": stop.event_id, "site": stop.site, "url": stop.url, "created_at": stop.created_at}]
+
+
+def _verdict_rows(verdict: SourceVerdict) -> list[Row]:
+    return [{"event_id": verdict.event_id, "site": verdict.site, "url": verdict.url,
+             "is_source": int(verdict.is_source), "created_at": verdict.created_at}]
+
+
 def _webhook_rows(webhook: WebhookSet) -> list[Row]:
     return [{"event_id": webhook.event_id, "site": webhook.site, "source_url": webhook.source_url,
              "url": webhook.url, "created_at": webhook.created_at}]
@@ -132,6 +141,8 @@ ROWS: dict[type[Message], Callable[[Any], list[Row]]] = {
     ItemDiscovered: _new_item_rows,
     RevisitDecision: _decision_rows,
     Metric: _metric_rows,
+    WatchStopped: _stop_rows,
+    SourceVerdict: _verdict_rows,
     WebhookSet: _webhook_rows,
     WebhookDelivery: _delivery_rows,
     DeadLetter: _deadletter_rows,

@@ -1,4 +1,4 @@
-"""Stage `revisit`: sources.found → the watch table; a timer → revisit.ticks; ticks → revisit.decisions and
+"""Stage `revisit`: sources.found → the watch table (watch.stopped → out of it); a timer → revisit.ticks; ticks → revisit.decisions and
 crawl.requests (reason "revisit"); revisit.outcomes → each source's history and its live figures (metrics).
 
 The core is agents.revisit. A source's state lives in the `revisit-sources` table, keyed by its page URL in
@@ -88,6 +88,18 @@ async def watch_sources(stream):
             await send("crawl.requests", request)
             metrics.count("sources_watched", "revisit")
             log.info("watching %s (found by %s)", found.url, found.crawl_id)
+
+
+@app.agent(topic("watch.stopped"))
+async def stop_watching(stream):
+    async for event in stream.events():
+        for stopped in await decode_events("watch.stopped", [event]):
+            if watched.pop(stopped.url, None) is None:
+                metrics.count("stops_of_unwatched_sources", "revisit")
+                continue
+            _ticks_sent.pop(stopped.url, None)
+            metrics.count("sources_unwatched", "revisit")
+            log.info("no longer watching %s", stopped.url)
 
 
 @app.timer(interval=min(max(clock.real_seconds_per_tick() / 4, 0.25), 60.0))

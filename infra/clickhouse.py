@@ -180,6 +180,22 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE VIEW IF NOT EXISTS webhook_deliveries AS SELECT * FROM webhook_deliveries_store FINAL",
         ],
     ),
+    (
+        # Watches stopped, and people's verdicts on found source pages.
+        7,
+        [
+            f"""CREATE TABLE IF NOT EXISTS watch_stops_store (
+                event_id String, site LowCardinality(String), url String,
+                created_at DateTime64(3, 'UTC'), ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            "CREATE VIEW IF NOT EXISTS watch_stops AS SELECT * FROM watch_stops_store FINAL",
+            f"""CREATE TABLE IF NOT EXISTS source_verdicts_store (
+                event_id String, site LowCardinality(String), url String, is_source UInt8,
+                created_at DateTime64(3, 'UTC'), ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            "CREATE VIEW IF NOT EXISTS source_verdicts AS SELECT * FROM source_verdicts_store FINAL",
+        ],
+    ),
 ]
 
 

@@ -41,3 +41,16 @@ class SourceFound(Message):
     kind: str = "unknown"
     score: float
     clicks: int
+
+
+class WatchStopped(Message):
+    """A source page no longer to be watched (`DELETE /api/v1/watch`): its revisits and its webhook stop."""
+
+    url: str
+
+
+class SourceVerdict(Message):
+    """A person's verdict on a page found as a source page: a label for retraining the classifier."""
+
+    url: str
+    is_source: bool

@@ -14,7 +14,7 @@ from schemas.base import Message
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
-from schemas.links import LinksScored, SourceFound
+from schemas.links import LinksScored, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
 from schemas.records import ItemDiscovered, RecordExtracted
@@ -39,6 +39,8 @@ TOPICS: dict[str, TopicSpec] = {
         TopicSpec("pages.fetched", PageFetched, table="fetches"),
         TopicSpec("links.scored", LinksScored, table="links"),
         TopicSpec("sources.found", SourceFound, table="sources"),
+        TopicSpec("watch.stopped", WatchStopped, table="watch_stops"),
+        TopicSpec("sources.verdicts", SourceVerdict, table="source_verdicts"),
         TopicSpec("discovery.episodes", EpisodeEnded, table="discovery_episodes"),
         TopicSpec("pagination.tags", PaginationTags, table="pagination"),
         TopicSpec("records.extracted", RecordExtracted, table="records"),

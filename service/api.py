@@ -22,6 +22,7 @@ from infra.kafka_topics import send_messages
 from jobs.crawl import CrawlPlan, seed_requests
 from jobs.watch import watch_requests
 from schemas.discovery import DISCOVER_REASON
+from schemas.links import SourceVerdict, WatchStopped
 from schemas.webhooks import WebhookSet
 from service.cursor import START, BadCursor, Cursor
 from service.reader import Reader
@@ -56,6 +57,16 @@ class WatchRequest(BaseModel):
                                                       "there, signed (X-Sourcewatch-Signature)")
 
 
+class StopRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: HttpUrl
+
+
+class VerdictRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    is_source: bool = Field(description="whether the page really is a listing of news or events")
+
+
 class Source(BaseModel):
     id: str
     url: str
@@ -64,6 +75,7 @@ class Source(BaseModel):
     score: float
     found_at: datetime | None
     crawl_id: str
+    watching: bool
     records: int | None
     last_record_seen: datetime | None
     new_items: int | None
@@ -112,6 +124,16 @@ def dumps(value) -> str:
 
 def _json(body) -> web.Response:
     return web.json_response(body, dumps=dumps)
+
+
+async def _body(request: web.Request) -> dict:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise refusal(web.HTTPBadRequest, "the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise refusal(web.HTTPBadRequest, "the body must be a JSON object")
+    return body
 
 
 class Api:
@@ -164,11 +186,7 @@ class Api:
             queries.source_figures_history(source["url"]))})
 
     async def watch(self, request: web.Request) -> web.Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            raise refusal(web.HTTPBadRequest, "the body is not JSON") from None
-        asked = validated(WatchRequest, body)
+        asked = validated(WatchRequest, await _body(request))
         url = str(asked.url)
         try:
             for address in (asked.url, asked.webhook):
@@ -189,8 +207,26 @@ class Api:
             clicks = settings.discovery_max_clicks
             plan = CrawlPlan(seeds=[url], max_pages=clicks + 1, max_depth=clicks, reason=DISCOVER_REASON)
             messages = [("crawl.requests", request_) for request_ in seed_requests(plan, f"api-{uuid.uuid4().hex}")]
-        await send_messages(bootstrap_address(settings), settings.topic_prefix, settings.topic_partitions,
-                            messages)
+        await self._send(messages)
         return web.json_response({"url": url, "kind": asked.kind, "queued": [
             {"topic": topic, "crawl_id": getattr(message, "crawl_id", None)} for topic, message in messages]},
             status=202)
+
+    async def stop_watching(self, request: web.Request) -> web.Response:
+        """`DELETE /api/v1/watch {url}`: the page's revisits and its webhook stop (its stored data stays)."""
+        asked = validated(StopRequest, await _body(request))
+        (found,) = watch_requests([str(asked.url)])
+        await self._send([("watch.stopped", WatchStopped(site=found.site, url=found.url))])
+        return web.json_response({"url": found.url, "queued": ["watch.stopped"]}, status=202)
+
+    async def verdict(self, request: web.Request) -> web.Response:
+        """`POST /api/v1/sources/{id}/verdict {is_source}`: a person's label on a found page, kept for retraining."""
+        asked = validated(VerdictRequest, await _body(request))
+        source = await self.source_of(request.match_info["id"])
+        await self._send([("sources.verdicts", SourceVerdict(site=source["site"], url=source["url"],
+                                                             is_source=asked.is_source))])
+        return web.json_response({"url": source["url"], "is_source": asked.is_source}, status=202)
+
+    async def _send(self, messages) -> None:
+        settings = self.reader.settings
+        await send_messages(bootstrap_address(settings), settings.topic_prefix, settings.topic_partitions, messages)

@@ -54,6 +54,8 @@ def build_app(settings: Settings) -> web.Application:
     app.router.add_get("/api/v1/sources/{id}/figures", api.figures)
     app.router.add_get("/api/v1/items", api.items)
     app.router.add_post("/api/v1/watch", api.watch)
+    app.router.add_delete("/api/v1/watch", api.stop_watching)
+    app.router.add_post("/api/v1/sources/{id}/verdict", api.verdict)
     app.router.add_get(r"/feeds/items.{form:atom|json}", feeds.feed)
     app.router.add_get(r"/feeds/sources/{id}.{form:atom|json}", feeds.feed)
     app.router.add_get("/metrics", lambda request: prometheus_metrics(reader))

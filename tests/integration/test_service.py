@@ -26,7 +26,7 @@ import pytest
 from infra.processes import serve_in_child
 from tests.conftest import ROOT
 from tests.integration.test_records_pipeline import _control
-from tests.integration.test_revisit_pipeline import _always_fetch_model
+from tests.integration.test_revisit_pipeline import _always_fetch_model, _sql
 
 pytestmark = pytest.mark.kafka
 SOURCES = 4
@@ -155,6 +155,11 @@ def test_new_items_reach_the_api_feeds_and_webhooks_once_in_order_and_the_dashbo
                 # A worker restart: the consumer goes on from its cursor.
                 _stop_worker(worker)
                 worker = _start_worker(env)
+                # The last page is no longer watched; a person says the first is a source page indeed.
+                assert _send(f"{api}/api/v1/watch", token, {"url": urls[-1]}, "DELETE") == 202
+                stopped_at = time.time()
+                first = _json(f"{api}/api/v1/sources?limit=50", token)["sources"][0]
+                assert _send(f"{api}/api/v1/sources/{first['id']}/verdict", token, {"is_source": True}) == 202
                 deadline = time.monotonic() + 120
                 before = len(consumed)
                 while len(consumed) < before + 2 and time.monotonic() < deadline:
@@ -168,6 +173,7 @@ def test_new_items_reach_the_api_feeds_and_webhooks_once_in_order_and_the_dashbo
                 consumed += items
                 stored = _json(f"{api}/api/v1/sources?limit=50", token)
                 _check_items(api, token, consumed, stored)
+                _check_stop_and_verdict(stored, urls[-1], stopped_at, first["url"], env)
                 _check_webhooks(receiver.posts, consumed, urls, Path(served["token_file"]).parent)
                 _check_feeds(api, token, [item["event_id"] for item in consumed])
                 _check_refusals(api, token)
@@ -194,6 +200,23 @@ def _check_items(api: str, token: str, consumed: list[dict], stored: dict) -> No
                                                   if item["source_url"] == one["url"]]
     records = _json(f"{api}/api/v1/sources/{one['id']}/records?limit=5", token)["records"]
     assert len(records) == 5 and all(record["item_url"].startswith("http") for record in records)
+
+
+def _send(url: str, token: str, body: dict, method: str = "POST") -> int:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method=method, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return response.status
+
+
+def _check_stop_and_verdict(stored: dict, stopped: str, stopped_at: float, judged: str, env: dict) -> None:
+    assert {source["url"]: source["watching"] for source in stored["sources"]}[stopped] is False
+    assert sum(source["watching"] for source in stored["sources"]) == SOURCES - 1
+    # Its ticks stopped (a tick already on its way may still have been decided).
+    last = _sql("SELECT toUnixTimestamp(max(ingested_at)) AS at FROM revisit_decisions WHERE page_url = "
+                f"'{stopped}'", env)[0]["at"]
+    assert last < stopped_at + 5
+    assert _sql("SELECT url, is_source FROM source_verdicts", env) == [{"url": judged, "is_source": 1}]
 
 
 def _check_webhooks(posts: list[tuple[str, dict, bytes]], consumed: list[dict], pages: list[str], home: Path) -> None:
