@@ -44,6 +44,19 @@ def consumer_group(prefix: str) -> str:
     return f"{prefix}sourcewatch"
 
 
+async def group_members(bootstrap: str, group: str) -> int:
+    """How many consumers (workers) are in the group now."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        (response,) = await admin.describe_consumer_groups([group])
+    finally:
+        await admin.close()
+    # DescribeGroups' group entries: (error_code, group, state, protocol_type, protocol, members)
+    (_, _, _, _, _, members), = response.groups
+    return len(members)
+
+
 async def lag_by_topic(bootstrap: str, group: str) -> dict[str, int]:
     """Per topic the group has committed offsets in: the sum over its partitions of (end offset − committed)."""
     from aiokafka import AIOKafkaConsumer

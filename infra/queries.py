@@ -37,6 +37,14 @@ def crawl_latency(crawl_id: str) -> Query:
                  "FROM fetches WHERE crawl_id = {crawl:String}", {"crawl": crawl_id})
 
 
+def crawl_fetch_count(crawl_id: str) -> Query:
+    return Query("SELECT count() FROM fetches WHERE crawl_id = {crawl:String}", {"crawl": crawl_id})
+
+
+def crawl_new_item_count(crawl_id: str) -> Query:
+    return Query("SELECT count() FROM changes WHERE crawl_id = {crawl:String}", {"crawl": crawl_id})
+
+
 def crawl_links(crawl_id: str) -> Query:
     return Query("SELECT count(), uniqExact(url) FROM links WHERE crawl_id = {crawl:String}", {"crawl": crawl_id})
 

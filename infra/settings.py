@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     # Host names besides loopback that the web server answers to (Host and Origin headers), for a
     # deployment behind a proxy; a JSON list in the environment.
     api_allowed_hosts: tuple[str, ...] = ()
+    # `crawl`, `discover` and `watch --run` produce to the workers already running (members of the consumer
+    # group) and follow from outside; false: they always run a worker of their own (the demo does).
+    attach_to_running_workers: bool = True
     # Webhooks: every new item is posted to each of these URLs (a JSON list in the environment), besides a
     # watched page's own webhook; signed with HMAC-SHA256 under webhook_secret (empty: one generated on first
     # use and kept owner-only in <home>/webhook-secret); each post tried this many times, backing off.

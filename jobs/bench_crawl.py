@@ -141,7 +141,9 @@ def bench_crawl(sites: int, seed: int, runs: int, max_pages: int, snapshots: Pat
 
 
 async def _lag(env: dict[str, str]) -> int:
-    """Messages of the run's topics that its consumer group had not committed when it stopped."""
+    """Messages of the run's topics that its consumer group had not committed when it stopped — but for
+    `metrics`: a stopping worker sends its last counts there after its consumer has stopped, for the next
+    worker to store (agents.flush_metrics)."""
     from infra.kafka_broker import bootstrap_address
     from infra.kafka_topics import consumer_group, consumer_lag
     from infra.settings import get_settings
@@ -149,7 +151,8 @@ async def _lag(env: dict[str, str]) -> int:
 
     prefix = env["SOURCEWATCH_TOPIC_PREFIX"]
     bootstrap = env.get("SOURCEWATCH_KAFKA_BOOTSTRAP") or bootstrap_address(get_settings())
-    return await consumer_lag(bootstrap, consumer_group(prefix), [f"{prefix}{name}" for name in TOPICS])
+    return await consumer_lag(bootstrap, consumer_group(prefix),
+                              [f"{prefix}{name}" for name in TOPICS if name != "metrics"])
 
 
 def _tempdir() -> tempfile.TemporaryDirectory:

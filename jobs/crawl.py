@@ -1,4 +1,8 @@
-"""`sourcewatch crawl`: seed a crawl, run a worker until the crawl is idle, summarise it from ClickHouse."""
+"""`sourcewatch crawl`: seed a crawl, follow it until idle, summarise it from ClickHouse.
+
+With workers running (members in the consumer group), the crawl is produced to them and followed from
+outside — its fetches in ClickHouse and the group's lag on the crawl's topics; with none, this process runs
+a worker of its own for the crawl and follows its counters."""
 
 from __future__ import annotations
 
@@ -9,14 +13,26 @@ from dataclasses import dataclass
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from collections.abc import Awaitable, Callable
+
 from infra import queries
+from infra.kafka_broker import bootstrap_address
+from infra.kafka_topics import consumer_group, group_members, lag_by_topic, send_messages
+from infra.settings import Settings, get_settings
+from infra.sql_owner import read_clickhouse
 from models.web.links import canonical_url
 from schemas.crawl import CrawlRequest
 from schemas.discovery import DISCOVER_REASON
 from schemas.sites import site_of
 
-# The pipeline must stay idle this long before a crawl counts as finished.
+# The pipeline must stay idle this long before a crawl counts as finished: in the crawl's own worker (its
+# counters are exact), and followed from outside (the sink writes in batches, offsets are committed every
+# few seconds).
 QUIET_SECONDS = 1.0
+QUIET_BESIDE_SECONDS = 6.0
+# The topics a crawl's messages pass through.
+CRAWL_TOPICS = ("crawl.requests", "pages.fetched", "links.scored", "sources.found", "discovery.episodes",
+                "pagination.tags", "records.extracted", "changes.detected")
 
 
 @dataclass(frozen=True)
@@ -45,16 +61,23 @@ def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
     return requests
 
 
-async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out: bool) -> dict:
-    """The crawl's figures, read back from ClickHouse (so they prove the rows are there)."""
+# Read = an async query on ClickHouse: the worker's own client, or infra.sql_owner beside running workers.
+Read = Callable[[queries.Query], Awaitable[tuple[list[str], list[list]]]]
+
+
+def _worker_store_read() -> Read:
     from agents.sink import store
 
-    clickhouse = store()
-    _, by_status = await clickhouse.read_async(queries.crawl_fetches_by_status(crawl_id))
-    _, latency = await clickhouse.read_async(queries.crawl_latency(crawl_id))
-    _, links = await clickhouse.read_async(queries.crawl_links(crawl_id))
-    _, pagination = await clickhouse.read_async(queries.crawl_pagination(crawl_id))
-    _, seed_errors = await clickhouse.read_async(queries.crawl_seed_errors(crawl_id))
+    return store().read_async
+
+
+async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out: bool, read: Read) -> dict:
+    """The crawl's figures, read back from ClickHouse (so they prove the rows are there)."""
+    _, by_status = await read(queries.crawl_fetches_by_status(crawl_id))
+    _, latency = await read(queries.crawl_latency(crawl_id))
+    _, links = await read(queries.crawl_links(crawl_id))
+    _, pagination = await read(queries.crawl_pagination(crawl_id))
+    _, seed_errors = await read(queries.crawl_seed_errors(crawl_id))
     rows = sum(row[2] for row in by_status)
     statuses: dict[str, int] = {}
     errors: dict[str, int] = {}
@@ -86,11 +109,9 @@ async def summarize(crawl_id: str, pages_fetched: int, seconds: float, timed_out
     }
 
 
-async def episodes_of(crawl_id: str) -> list[dict]:
+async def episodes_of(crawl_id: str, read: Read) -> list[dict]:
     """The crawl's discovery episodes as ClickHouse holds them: how each ended, its clicks, what it found."""
-    from agents.sink import store
-
-    columns, rows = await store().read_async(queries.crawl_episodes(crawl_id))
+    columns, rows = await read(queries.crawl_episodes(crawl_id))
     return [dict(zip(columns, row)) for row in rows]
 
 
@@ -106,6 +127,60 @@ async def metrics_written(timeout: float = 15.0) -> None:
 
 
 def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
+    """Run the crawl to the end: on the running workers when there are (and the settings allow it), else in a
+    worker of this process; (exit code, summary)."""
+    settings = get_settings()
+    if settings.attach_to_running_workers and asyncio.run(workers_running(settings)):
+        return 0, asyncio.run(_crawl_on_running_workers(plan, settings, show_progress))
+    return _crawl_in_own_worker(plan, show_progress)
+
+
+async def workers_running(settings: Settings) -> int:
+    """How many workers are in the consumer group now."""
+    return await group_members(bootstrap_address(settings), consumer_group(settings.topic_prefix))
+
+
+async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_progress: bool) -> dict:
+    """Produce the crawl to the running workers and follow it: over once its fetches stop growing and the
+    group has caught up on the crawl's topics (QUIET_BESIDE_SECONDS), or at the time limit."""
+    crawl_id = uuid.uuid4().hex
+    requests = seed_requests(plan, crawl_id)
+    bootstrap = bootstrap_address(settings)
+    await send_messages(bootstrap, settings.topic_prefix, settings.topic_partitions,
+                        [("crawl.requests", request) for request in requests])
+
+    async def read(query: queries.Query):
+        return await asyncio.to_thread(read_clickhouse, settings, query)
+
+    started, fetched, quiet_since, timed_out = time.monotonic(), -1, None, False
+    topics = {settings.topic_prefix + name for name in CRAWL_TOPICS}
+    with Progress(TextColumn("crawling on the running workers"), TextColumn("{task.completed} fetched"),
+                  TimeElapsedColumn(), disable=not show_progress, transient=True) as bar:
+        task = bar.add_task("crawl", total=None)
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            _, rows = await read(queries.crawl_fetch_count(crawl_id))
+            lags = await lag_by_topic(bootstrap, consumer_group(settings.topic_prefix))
+            busy = rows[0][0] != fetched or any(lags.get(topic, 0) for topic in topics)
+            fetched = rows[0][0]
+            bar.update(task, completed=fetched)
+            if plan.time_limit is not None and now - started > plan.time_limit:
+                timed_out = True
+                break
+            quiet_since = None if busy else (quiet_since or now)
+            if fetched and quiet_since is not None and now - quiet_since >= QUIET_BESIDE_SECONDS:
+                break
+    seconds = (quiet_since or time.monotonic()) - started
+    summary = await summarize(crawl_id, fetched, seconds, timed_out, read)
+    _, new_items = await read(queries.crawl_new_item_count(crawl_id))
+    summary.update(records_read=None, new_items=new_items[0][0], workers="running")
+    if plan.reason == DISCOVER_REASON:
+        summary["episodes"] = await episodes_of(crawl_id, read)
+    return summary
+
+
+def _crawl_in_own_worker(plan: CrawlPlan, show_progress: bool) -> tuple[int, dict]:
     """Run the crawl to the end in a worker of this process: (exit code, summary)."""
     from agents.flush_metrics import flush
     from streams import progress
@@ -146,10 +221,11 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
         seconds = (quiet_since or time.monotonic()) - started
         await flush()
         await metrics_written()
-        summary.update(await summarize(crawl_id, crawl.pages_fetched, seconds, timed_out))
-        summary.update(records_read=crawl.records_sent, new_items=crawl.new_items_sent)
+        read = _worker_store_read()
+        summary.update(await summarize(crawl_id, crawl.pages_fetched, seconds, timed_out, read))
+        summary.update(records_read=crawl.records_sent, new_items=crawl.new_items_sent, workers="own")
         if plan.reason == DISCOVER_REASON:
-            summary["episodes"] = await episodes_of(crawl_id)
+            summary["episodes"] = await episodes_of(crawl_id, read)
         # Table changes (the items each source has listed, the lists' templates) wait in the producer's
         # buffer; sent before the worker stops, the next worker recovers them from the changelog.
         await app.producer.flush()

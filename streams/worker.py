@@ -33,8 +33,9 @@ def load_agents() -> list[str]:
     return names
 
 
-def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: str = "warning") -> int:
-    """Run the worker until stopped (or until `driver` returns); the exit code."""
+def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: str | None = None) -> int:
+    """Run the worker until stopped (or until `driver` returns); the exit code. Its log level follows the
+    command's (`sourcewatch -v …`: info) unless given."""
     from faust.worker import Worker
 
     from streams.app import app, settings
@@ -60,6 +61,8 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
     outage.install()
     app.timer(interval=PROBE_SECONDS)(outage.probe)
     app.conf.web_port = first_free_port(settings.web_port)
+    if loglevel is None:
+        loglevel = "info" if logging.getLogger().isEnabledFor(logging.INFO) else "warning"
     worker = Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
     worker.spinner = None  # it writes cursor escapes into logs and pipes
     failure: list[BaseException] = []

@@ -57,7 +57,8 @@ def add_json(parser: argparse.ArgumentParser, what: str = "print the result as J
 
 def add_allow_loopback(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-loopback", action="store_true",
-                        help="allow fetching 127.0.0.0/8 and ::1 (local servers, site snapshots)")
+                        help="allow fetching 127.0.0.0/8 and ::1 (local servers, site snapshots) — in the worker "
+                             "this command starts; running workers fetch with their own settings")
 
 
 def print_json(value: object) -> None:

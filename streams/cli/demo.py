@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from streams.cli.base import Command, add_json, interactive, loopback_crawl_settings, print_json
 
@@ -27,6 +28,8 @@ class Demo(Command):
         add_json(parser, "print the summary as one JSON object")
 
     def run(self, args: argparse.Namespace) -> int:
+        # The demo's phases run workers of their own on its simulated web, never on a user's running workers.
+        os.environ["SOURCEWATCH_ATTACH_TO_RUNNING_WORKERS"] = "false"
         loopback_crawl_settings()
         from jobs.demo import DemoPlan, print_summary, run_demo
 

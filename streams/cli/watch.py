@@ -9,7 +9,16 @@ import os
 from pathlib import Path
 
 from infra.settings import get_settings
-from streams.cli.base import Command, CommandError, add_json, ensure_local_kafka, interactive, print_json, read_seeds
+from streams.cli.base import (
+    Command,
+    CommandError,
+    add_allow_loopback,
+    add_json,
+    ensure_local_kafka,
+    interactive,
+    print_json,
+    read_seeds,
+)
 from streams.cli.sql import print_table, read_table
 
 
@@ -28,6 +37,7 @@ class Watch(Command):
         parser.add_argument("--target-timeliness", type=float, metavar="T",
                             help="with --run: the timeliness the scheduler aims at across the pages (the operating "
                                  "knob; workers read SOURCEWATCH_REVISIT_TARGET_TIMELINESS)")
+        add_allow_loopback(parser)
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
