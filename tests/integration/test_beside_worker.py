@@ -9,6 +9,7 @@ import time
 import pytest
 
 from infra.processes import serve_in_child
+from jobs.simweb_control import simulated_clock
 from tests.conftest import cli_json
 from tests.integration.test_records_pipeline import _control
 from tests.integration.test_service import _start_worker, _stop_worker
@@ -19,9 +20,7 @@ pytestmark = pytest.mark.kafka
 def test_crawl_discover_and_watch_run_on_the_running_worker(pipeline_env):
     env = dict(pipeline_env)
     with serve_in_child(["simweb", "--sites", "3", "--seed", "11", "--speed", "3600"], env) as web:
-        clock = _control(web["control"] + "/__clock__")
-        env |= {"SOURCEWATCH_REVISIT_CLOCK_ORIGIN": clock["now"], "SOURCEWATCH_REVISIT_CLOCK_SPEED": "3600",
-                "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time())}
+        env |= simulated_clock(web["control"])
         truth = _control(web["control"] + "/__truth__")
         homepages = list(web["sites"].values())
         worker = _start_worker(env)

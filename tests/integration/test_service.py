@@ -24,6 +24,7 @@ import feedparser
 import pytest
 
 from infra.processes import serve_in_child
+from jobs.simweb_control import simulated_clock
 from tests.conftest import ROOT
 from tests.integration.test_records_pipeline import _control
 from tests.integration.test_revisit_pipeline import _always_fetch_model, _sql
@@ -125,12 +126,9 @@ def _json_feed_page(body: bytes) -> tuple[list[str], str | None]:
 def test_new_items_reach_the_api_feeds_and_webhooks_once_in_order_and_the_dashboard_renders(pipeline_env, tmp_path):
     receiver = _Receiver()
     env = pipeline_env | {"SOURCEWATCH_REVISIT_MODEL": str(_always_fetch_model(tmp_path / "model.pt")),
-                          "SOURCEWATCH_REVISIT_CLOCK_SPEED": "3600",
                           "SOURCEWATCH_WEBHOOK_URLS": json.dumps([f"{receiver.url}/every"])}
     with serve_in_child(["simweb", "--sites", "8", "--seed", "5", "--speed", "3600"], env) as web:
-        clock = _control(web["control"] + "/__clock__")
-        env |= {"SOURCEWATCH_REVISIT_CLOCK_ORIGIN": clock["now"],
-                "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time())}
+        env |= simulated_clock(web["control"])
         truth = _control(web["control"] + "/__truth__")
         urls = [source["url"] for site in truth.values() for source in site["source_pages"]][:SOURCES]
         worker = _start_worker(env)

@@ -18,6 +18,8 @@ def test_every_topic_of_the_design_is_registered():
         "deadletter",
         # ours: each discovery episode's end and cost, for ClickHouse
         "discovery.episodes",
+        # the service's: watches stopped, people's verdicts on found pages, webhooks and their posts
+        "watch.stopped", "sources.verdicts", "webhooks.set", "webhooks.deliveries",
     }
 
 

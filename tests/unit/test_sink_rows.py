@@ -9,11 +9,12 @@ from infra.clickhouse import MIGRATIONS, ClickHouse
 from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
-from schemas.links import Anchor, LinksScored, SourceFound
+from schemas.links import Anchor, LinksScored, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags, TaggedLink
 from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.revisit import RevisitDecision
+from schemas.webhooks import WebhookDelivery, WebhookSet
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 RECORD = RecordExtracted(site="e.org", crawl_id="c", source_url="https://e.org/events",
@@ -41,6 +42,12 @@ SAMPLES = {
                                           TaggedLink(url="https://e.org/events?page=3", text="Next", label="NEXT")]),
     "metrics": Metric(site="worker-1", name="pages_fetched", value=3, stage="fetch", labels={"status": "200"}),
     "deadletter": DeadLetter(site="e.org", topic="pages.fetched", partition=0, offset=7, reason="bad"),
+    "watch.stopped": WatchStopped(site="e.org", url="https://e.org/events"),
+    "sources.verdicts": SourceVerdict(site="e.org", url="https://e.org/events", is_source=False),
+    "webhooks.set": WebhookSet(site="e.org", source_url="https://e.org/events", url="https://hooks.example/in"),
+    "webhooks.deliveries": WebhookDelivery(site="e.org", item_event_id="i1", source_url="https://e.org/events",
+                                           url="https://hooks.example/in", state="failed", attempts=5, status=503,
+                                           error="HTTP 503"),
 }
 
 
