@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import urllib.request
 from datetime import UTC, datetime, timedelta
@@ -14,7 +15,7 @@ import numpy as np
 
 from infra import queries
 from infra.processes import run_to_completion
-from jobs.simweb_control import control_json, simulated_clock_env
+from jobs.simweb_control import control_json, simulated_clock
 
 # Fixed intervals the model's revisits are compared with on the same ticks.
 REFERENCE_INTERVALS = (1, 2, 3, 4, 5, 6)
@@ -74,20 +75,25 @@ def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], 
     return result
 
 
-def live_weeks(sums: list[tuple[str, str, float, datetime]], weeks: int, tick_hours: float) -> list[dict]:
+def live_weeks(sums: list[tuple[str, str, float, datetime]], weeks: int, tick_hours: float,
+               began: datetime | None = None) -> list[dict]:
     """The live estimates per week from the sums each page streamed (page, name, value, at): a page's week is
     the difference of its last sums streamed within the week and those streamed within the weeks before it,
-    placed by the page's own clock (`ticks_watched` in the same flush); macro over the pages, as the truth's
-    figures are."""
+    placed by the page's own clock (`ticks_watched` in the same flush), counted from its last sums streamed
+    before `began` (the watch phase's start; none: from its watch's start); macro over the pages, as the
+    truth's figures are."""
     from models.revisit.evaluation import round4
 
     flushes: dict[tuple[str, datetime], dict[str, float]] = {}
     for page, name, value, created in sums:
         flushes.setdefault((page, created), {})[name] = value
     by_page: dict[str, list[dict[str, float]]] = {}
-    for (page, _), values in sorted(flushes.items(), key=lambda item: item[0][1]):
+    before: dict[str, float] = {}
+    for (page, created), values in sorted(flushes.items(), key=lambda item: item[0][1]):
         if "ticks_watched" in values:
             by_page.setdefault(page, []).append(values)
+            if began is not None and created < began:
+                before[page] = values["ticks_watched"]
     week_ticks = round(WEEK_HOURS / tick_hours)
 
     def until(snapshots: list[dict[str, float]], ticks: int) -> dict[str, float]:
@@ -97,8 +103,9 @@ def live_weeks(sums: list[tuple[str, str, float, datetime]], weeks: int, tick_ho
     result = []
     for week in range(weeks):
         timeliness, friendliness = [], []
-        for snapshots in by_page.values():
-            then, now = until(snapshots, week * week_ticks), until(snapshots, (week + 1) * week_ticks)
+        for page, snapshots in by_page.items():
+            start = before.get(page, 0)
+            then, now = until(snapshots, start + week * week_ticks), until(snapshots, start + (week + 1) * week_ticks)
             delta = {name: now.get(name, 0.0) - then.get(name, 0.0) for name in queries.REVISIT_SUMS}
             updates, timely, fetches = delta["update_ticks"], delta["timely_ticks"], delta["revisits"]
             quiet = delta["ticks_watched"] - updates
@@ -113,17 +120,22 @@ def live_weeks(sums: list[tuple[str, str, float, datetime]], weeks: int, tick_ho
 
 def watch_sources(control: str, reached: list[str], watch_days: float, watch_speed: float) -> dict:
     """Phase 4: the revisit model watches the source pages on the simulated web's clock, sped up to
-    `watch_speed`, for `watch_days` (a worker in a child process), from cold start: each page's
-    first read is all it knows. Its decisions are then scored against the truth, for the whole watch and per
+    `watch_speed`, for `watch_days` (a worker in a child process); each page known from its reads since
+    discovery found it. Its decisions are then scored against the truth, for the whole watch and per
     week, and its live estimates (streamed to ClickHouse as it ran, from what the revisits found) are shown
     beside them."""
     seconds = watch_days * 86400 / watch_speed
     request = urllib.request.Request(control + "/__clock__", data=json.dumps({"speed": watch_speed}).encode(),
                                      headers={"Content-Type": "application/json"})
     urllib.request.urlopen(request, timeout=60).close()
+    clock = simulated_clock(control)
+    # The pages were watched from discovery on, by each phase's worker in turn, with no worker between two
+    # phases: this phase is scored from its own start, not from their first decision.
+    watch_began = datetime.fromisoformat(clock["SOURCEWATCH_REVISIT_CLOCK_ORIGIN"])
+    phase_began = datetime.now(UTC)
     try:
         watched = run_to_completion(["watch", *reached, "--run", str(seconds)], seconds + 180,
-                                    simulated_clock_env(control) | _polite_on_the_simulated_clock(watch_speed))
+                                    os.environ | clock | _polite_on_the_simulated_clock(watch_speed))
     except RuntimeError as error:
         return {"error": str(error)}
     from infra.settings import get_settings
@@ -132,11 +144,11 @@ def watch_sources(control: str, reached: list[str], watch_days: float, watch_spe
 
     settings = get_settings()
     _, rows = read_clickhouse(settings, queries.revisit_decisions_of(reached))
-    decisions = [(url, _aware(at), fetch) for url, at, fetch in rows]
+    decisions = [(url, _aware(at), fetch) for url, at, fetch in rows if _aware(at) > watch_began]
     if not decisions:
         return {"error": "the worker decided no tick of the watched pages"}
-    # The watch began with the first tick decided (the worker takes a while to start): the truth's weeks count
-    # from there, as each page's live sums count from its watch's start.
+    # The watch began with its first tick decided (the worker takes a while to start): the truth's weeks count
+    # from there.
     started = min(at for _, at, _ in decisions) - timedelta(hours=settings.revisit_tick_hours)
     live = {name: statistics.fmean(values) if (values := [row[name] for row in watched["sources"]
                                                           if row[name] is not None]) else None
@@ -145,7 +157,7 @@ def watch_sources(control: str, reached: list[str], watch_days: float, watch_spe
                                       started, math.ceil(watch_days / 7))
     _, sums = read_clickhouse(settings, queries.revisit_sums_of(reached))
     live_by_week = live_weeks([(page, name, value, _aware(at)) for page, name, value, at in sums],
-                              len(against_truth.get("weeks", [])), settings.revisit_tick_hours)
+                              len(against_truth.get("weeks", [])), settings.revisit_tick_hours, phase_began)
     weeks = [{"week": index + 1, "model": week["model"], "live": live_week,
               **{f"rc_{k}": week[f"rc_{k}"] for k in REFERENCE_INTERVALS}, "items_published": week["items_published"]}
              for index, (week, live_week) in enumerate(zip(against_truth.pop("weeks", []), live_by_week))]

@@ -116,3 +116,7 @@ def test_the_live_estimate_of_a_week_is_the_difference_of_the_sums_at_its_bounda
     assert weeks[0] == {"timeliness": 1.0, "friendliness": round((153 - 8) / 153, 4)}
     # Week 2: 3 of 7 caught, 25 revisits, 22 on quiet ticks out of 163.
     assert weeks[1] == {"timeliness": round(3 / 7, 4), "friendliness": round((163 - 22) / 163, 4)}
+    # Counted from a later start (the watch phase's, after the flush at tick 5): week 1 runs from tick 5 to
+    # 173, its last flush still the one at 160 — 14 revisits, 7 on quiet ticks, out of 148 quiet ticks.
+    later = live_weeks(sums, 1, 1.0, began=t0 + timedelta(seconds=30))
+    assert later[0] == {"timeliness": 1.0, "friendliness": round((148 - 7) / 148, 4)}
