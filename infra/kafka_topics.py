@@ -10,6 +10,7 @@ import asyncio
 import logging
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import GroupCoordinatorNotAvailableError
 
 from schemas.base import Message
 from schemas.registry import TOPICS, encode
@@ -45,11 +46,14 @@ def consumer_group(prefix: str) -> str:
 
 
 async def group_members(bootstrap: str, group: str) -> int:
-    """How many consumers (workers) are in the group now."""
+    """How many consumers (workers) are in the group now. A group no consumer has joined yet may have no
+    coordinator (on a new cluster the offsets topic is created by the first group): none are in it."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         (response,) = await admin.describe_consumer_groups([group])
+    except GroupCoordinatorNotAvailableError:
+        return 0
     finally:
         await admin.close()
     # DescribeGroups' group entries: (error_code, group, state, protocol_type, protocol, members)
