@@ -162,7 +162,7 @@ def watch_sources(control: str, reached: list[str], watch_days: float, watch_spe
               **{f"rc_{k}": week[f"rc_{k}"] for k in REFERENCE_INTERVALS}, "items_published": week["items_published"]}
              for index, (week, live_week) in enumerate(zip(against_truth.pop("weeks", []), live_by_week))]
     # Counted from ClickHouse after the worker stopped: it may decide a few more ticks while stopping.
-    return {"watched": len(reached), "decisions": len(decisions), "revisits": sum(bool(f) for *_, f in decisions),
+    return {"watched": len(reached), "began": watch_began.isoformat(), "decisions": len(decisions), "revisits": sum(bool(f) for *_, f in decisions),
             "simulated_hours": round((max(at for _, at, _ in decisions) - started) / timedelta(hours=1), 1),
             "live_estimate": {name: round4(value) for name, value in live.items()},
             "against_truth": against_truth, "weeks": weeks}

@@ -85,8 +85,10 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
     assert revisits["decisions"] >= 5 * revisits["watched"]
     # (Every page discovery found is watched, the false finds too; the figures are over the true ones.)
     pages = ", ".join(f"'{url}'" for url in reading["sources"])
+    # The watch phase is scored from its own start (the pages were watched from discovery on).
     stored = cli_json(["sql", "SELECT count() AS n, countIf(fetch) AS fetched, uniqExact(page_url) AS pages FROM "
-                              f"revisit_decisions WHERE page_url IN ({pages})"], pipeline_env)
+                              f"revisit_decisions WHERE page_url IN ({pages}) "
+                              f"AND tick_at > parseDateTime64BestEffort('{revisits['began']}', 3)"], pipeline_env)
     assert stored == [{"n": revisits["decisions"], "fetched": revisits["revisits"], "pages": revisits["watched"]}]
     found = cli_json(["sql", "SELECT uniqExact(page_url) AS pages FROM revisit_decisions"], pipeline_env)
     assert found[0]["pages"] <= discovery["source_pages_found"] + discovery["false_finds"]
