@@ -216,7 +216,7 @@ def latest_items(limit: int, settle_ms: int, source_url: str | None = None) -> Q
 
 def metric_totals() -> Query:
     """Every counter's total and every gauge's latest value, per name, stage and labels (Prometheus)."""
-    return Query("SELECT name, stage, kind, labels, if(kind = 'gauge', argMax(value, created_at), sum(value)) "
+    return Query("SELECT name, stage, kind, labels, if(kind = 'gauge', argMax(value, created_at), sum(value)) AS total "
                  "FROM metrics GROUP BY name, stage, kind, labels ORDER BY name, stage")
 
 

@@ -122,7 +122,7 @@ def dumps(value) -> str:
     return json.dumps(value, default=lambda o: o.isoformat() if isinstance(o, datetime) else str(o))
 
 
-def _json(body) -> web.Response:
+def json_response(body) -> web.Response:
     return web.json_response(body, dumps=dumps)
 
 
@@ -152,16 +152,16 @@ class Api:
         asked = validated(SourcesQuery, request.query)
         rows = await self.reader.rows(queries.sources_page(asked.search, asked.limit, asked.offset))
         total = (await self.reader.rows(queries.sources_count(asked.search)))[0]
-        return _json({"total": next(iter(total.values())), "sources": rows})
+        return json_response({"total": next(iter(total.values())), "sources": rows})
 
     async def source(self, request: web.Request) -> web.Response:
-        return _json(await self.source_of(request.match_info["id"]))
+        return json_response(await self.source_of(request.match_info["id"]))
 
     async def records(self, request: web.Request) -> web.Response:
         asked = validated(Page, request.query)
         source = await self.source_of(request.match_info["id"])
         rows = await self.reader.rows(queries.source_records_page(source["url"], asked.limit, asked.offset))
-        return _json({"source": source["url"], "records": rows})
+        return json_response({"source": source["url"], "records": rows})
 
     async def items_page(self, since: str | None, limit: int, source_url: str | None) -> tuple[list[dict], Cursor]:
         """The items after `since` (an encoded cursor, None: from the start), and the cursor after them."""
@@ -171,18 +171,17 @@ class Api:
             raise refusal(web.HTTPBadRequest, str(error)) from None
         rows = await self.reader.rows(queries.items_after(after.stored_at, after.event_id, limit, SETTLE_MS,
                                                           source_url))
-        last = Cursor(rows[-1]["stored_at"], rows[-1]["event_id"]) if rows else after
-        return rows, last
+        return rows, Cursor.after(rows, after)
 
     async def items(self, request: web.Request) -> web.Response:
         asked = validated(ItemsQuery, request.query)
         source_url = (await self.source_of(request.match_info["id"]))["url"] if "id" in request.match_info else None
         rows, last = await self.items_page(asked.since, asked.limit, source_url)
-        return _json({"items": rows, "next": last.encode()})
+        return json_response({"items": rows, "next": last.encode()})
 
     async def figures(self, request: web.Request) -> web.Response:
         source = await self.source_of(request.match_info["id"])
-        return _json({"source": source["url"], "figures": await self.reader.rows(
+        return json_response({"source": source["url"], "figures": await self.reader.rows(
             queries.source_figures_history(source["url"]))})
 
     async def watch(self, request: web.Request) -> web.Response:

@@ -29,6 +29,11 @@ class Cursor:
         return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
     @classmethod
+    def after(cls, rows: list[dict], otherwise: Cursor) -> Cursor:
+        """The cursor after the last of these item rows (`otherwise` when there are none)."""
+        return cls(rows[-1]["stored_at"], rows[-1]["event_id"]) if rows else otherwise
+
+    @classmethod
     def decode(cls, text: str) -> Cursor:
         try:
             stored_at, event_id = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))

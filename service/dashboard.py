@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from infra import queries
 from infra.kafka_broker import bootstrap_address
 from infra.kafka_topics import consumer_group, lag_by_topic
-from service.api import dumps, validated
+from service.api import json_response, validated
 from service.reader import Reader
 
 log = logging.getLogger(__name__)
@@ -91,4 +91,4 @@ class Dashboard:
             body[name] = on_grid(body[name], now - seconds, now, step, counts)
         body.update(sources=answers[len(panels)], lag=answers[-1], step=step, hours=asked.hours,
                     query_ms=round((time.monotonic() - started) * 1000, 1))
-        return web.Response(text=dumps(body), content_type="application/json")
+        return json_response(body)

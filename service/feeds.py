@@ -96,7 +96,7 @@ class FeedRoutes:
             rows, last = await self.api.items_page(asked.since, asked.limit, source_url)
         else:
             rows = await self.api.reader.rows(queries.latest_items(asked.limit, SETTLE_MS, source_url))
-            last = Cursor(rows[-1]["stored_at"], rows[-1]["event_id"]) if rows else START
+            last = Cursor.after(rows, START)
         items = [FeedItem(event_id=row["event_id"], title=row["title"], url=row["item_url"],
                           source_url=row["source_url"], site=row["site"], published=row["date"],
                           first_seen=row["first_seen"]) for row in rows]

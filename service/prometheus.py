@@ -34,7 +34,7 @@ class _Snapshot:
         families: dict[tuple[str, str, str], list[tuple[dict, float]]] = defaultdict(list)
         for row in self.rows:
             labels = {key: value for key, value in (row["labels"] or {}).items() if key not in UNBOUNDED_LABELS}
-            families[(row["stage"], row["name"], row["kind"])].append((labels, float(row["value"])))
+            families[(row["stage"], row["name"], row["kind"])].append((labels, float(row["total"])))
         for (stage, name, kind), series in families.items():
             label_names = sorted({key for labels, _ in series for key in labels})
             make = GaugeMetricFamily if kind == "gauge" else CounterMetricFamily
@@ -45,8 +45,6 @@ class _Snapshot:
 
 
 async def prometheus_metrics(reader: Reader) -> web.Response:
-    columns = ("name", "stage", "kind", "labels", "value")
-    rows = [dict(zip(columns, row.values())) for row in await reader.rows(queries.metric_totals())]
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Snapshot(rows))
+    registry.register(_Snapshot(await reader.rows(queries.metric_totals())))
     return web.Response(body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
