@@ -20,7 +20,7 @@ import faust
 from agents.discovery import DiscoveryEpisode, Step, advance, episode_key, open_for, prepare, scored_anchors
 from agents.links import is_html
 from models.discovery.agent import DEFAULT_AGENT, RLCrawler
-from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
+from models.discovery.classifier import SourcePageClassifier, current_classifier_path
 from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
 from schemas.discovery import DISCOVER_REASON
@@ -40,7 +40,7 @@ episodes = app.Table("discovery-episodes", partitions=settings.topic_partitions,
 def model_files() -> dict[str, Path]:
     """The discovery agent and the source-page classifier this worker runs (checked at start-up)."""
     return {"discovery agent": settings.discovery_agent or DEFAULT_AGENT,
-            "source-page classifier": settings.source_classifier or DEFAULT_CLASSIFIER}
+            "source-page classifier": current_classifier_path(settings)}
 
 
 @cache

@@ -9,6 +9,7 @@ consumer group remembers how far earlier exports got, so exports are incremental
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -17,6 +18,7 @@ from rich.progress import Progress
 
 from infra.kafka_broker import bootstrap_address
 from infra.settings import get_settings
+from schemas.base import Message
 from schemas.registry import TOPICS, InvalidMessage, decode
 
 
@@ -28,9 +30,10 @@ async def replay_topic(name: str, out: Path, from_beginning: bool, group: str, s
     return {"topic": name, "exported": len(messages), "invalid": invalid, "out": str(out)}
 
 
-async def read_topic(name: str, from_beginning: bool, group: str, show_progress: bool = False) -> tuple[list, int]:
+async def read_topic(name: str, from_beginning: bool, group: str, show_progress: bool = False,
+                     keep: Callable[[Message], bool] = lambda _: True) -> tuple[list, int]:
     """The valid messages of a topic up to its current end (from the beginning, or after the group's last
-    read), and how many invalid ones were skipped; the group then remembers the end."""
+    read) that `keep` accepts, and how many invalid ones were skipped; the group then remembers the end."""
     if name not in TOPICS:
         raise SystemExit(f"error: unknown topic {name!r}; topics: {', '.join(TOPICS)}")
     settings = get_settings()
@@ -65,9 +68,12 @@ async def read_topic(name: str, from_beginning: bool, group: str, show_progress:
                         if record.offset >= ends[tp]:
                             continue
                         try:
-                            messages.append(decode(name, record.value))
+                            message = decode(name, record.value)
                         except InvalidMessage:
                             invalid += 1
+                            continue
+                        if keep(message):
+                            messages.append(message)
                     bar.advance(task, len(records))
                 for tp in list(remaining):
                     if await consumer.position(tp) >= ends[tp]:

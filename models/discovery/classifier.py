@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from infra.settings import Settings
 from models.discovery.agent import path_words
 from models.discovery.data import load_sites
 from models.model_files import load_checked
@@ -167,6 +168,20 @@ class SourcePageClassifier:
                    saved["page_input"])
 
 
+def retrained_classifier_path(settings: Settings) -> Path:
+    """Where `sourcewatch retrain classifier` swaps a better classifier in."""
+    return settings.home / "models" / "classifier.pt"
+
+
+def current_classifier_path(settings: Settings) -> Path:
+    """The classifier workers run: the one set in the settings, else the last one retraining swapped in, else
+    the one shipped in the package."""
+    if settings.source_classifier is not None:
+        return settings.source_classifier
+    retrained = retrained_classifier_path(settings)
+    return retrained if retrained.is_file() else DEFAULT_CLASSIFIER
+
+
 def with_click_prior(page_probability: float, click_score: float) -> float:
     """P(source page) of a page an agent clicked: the classifier, trained with both classes weighing the same,
     gives the page's evidence as odds; the agent's score of the link it clicked, trained on whether a click
@@ -198,8 +213,10 @@ def scores(predicted: np.ndarray, labels: np.ndarray) -> dict:
             "pages": len(labels), "source_pages": int(labels.sum())}
 
 
-def cross_validate(pages: Sequence[LabelledPage], vectors: np.ndarray, folds: int, seed: int = 0) -> dict:
-    """Site-grouped K-fold cross-validation: pooled accuracy, precision, recall, F1 on the held-out folds."""
+def cross_validated_predictions(pages: Sequence[LabelledPage], vectors: np.ndarray, folds: int,
+                                seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Site-grouped K-fold cross-validation: each test page's prediction by the fold that held its site out, and
+    which pages were test pages (TRAIN_ONLY pages never are)."""
     sites = sorted({page.site for page in pages if not page.site.startswith(TRAIN_ONLY)})
     random.Random(seed).shuffle(sites)
     fold_of = {site: index % folds for index, site in enumerate(sites)}
@@ -211,4 +228,11 @@ def cross_validate(pages: Sequence[LabelledPage], vectors: np.ndarray, folds: in
         model = train_classifier(vectors[~test], labels[~test])
         with torch.inference_mode():
             predicted[test] = torch.sigmoid(model(torch.from_numpy(vectors[test].astype(np.float32)))).numpy() >= 0.5
+    return predicted, tested
+
+
+def cross_validate(pages: Sequence[LabelledPage], vectors: np.ndarray, folds: int, seed: int = 0) -> dict:
+    """Site-grouped K-fold cross-validation: pooled accuracy, precision, recall, F1 on the held-out folds."""
+    predicted, tested = cross_validated_predictions(pages, vectors, folds, seed)
+    labels = np.array([page.source for page in pages])
     return scores(predicted[tested], labels[tested])

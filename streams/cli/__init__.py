@@ -17,7 +17,7 @@ from streams.cli import (
     kafka,
     records,
     replay,
-    revisit,
+    retrain,
     serving,
     sql,
     tag,
@@ -29,7 +29,7 @@ from streams.cli.base import CommandError
 
 COMMANDS = (
     kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, demo.Demo, crawl.CrawlSnapshots,
-    serving.Simweb, bench.Bench, train.Train, evaluate.Evaluate, revisit.Retrain, tag.Tag, sql.Sql, watch.Watch,
+    serving.Simweb, bench.Bench, train.Train, evaluate.Evaluate, retrain.Retrain, tag.Tag, sql.Sql, watch.Watch,
     records.Records, replay.Replay, serving.ServeSites, serving.Serve,
 )
 

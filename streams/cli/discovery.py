@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from infra.settings import get_settings
-from streams.cli.base import Command, CommandError, add_json, print_json, progress_bar
+from streams.cli.base import Command, CommandError, add_json, note, print_json, progress_bar
 
 
 def add_sites(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -196,6 +196,9 @@ class EvalClassifier(Command):
         parser.add_argument("--extra-positives", metavar="DIR",
                             help="add City Scrapers' listing pages (<data>/records/city-scrapers) to every "
                                  "training fold as source pages")
+        parser.add_argument("--verdicts", type=int, metavar="K",
+                            help="instead: what retraining on people's verdicts buys (`retrain classifier`'s "
+                                 "comparison) when K labelled sites, drawn 3 times, stand for the judged ones")
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
@@ -213,6 +216,8 @@ class EvalClassifier(Command):
         folds = min(args.folds, sites)
         if folds < 2:
             raise CommandError("eval classifier needs at least two labelled sites (site-grouped cross-validation)")
+        if args.verdicts:
+            return _eval_verdicts(pages, encoder, args.verdicts, folds, args.fold_seed, args.json)
         result = {"protocol": f"site-grouped {folds}-fold cross-validation, fold seed {args.fold_seed}"
                               + (f"; {args.extra_positives} listing pages added to every training fold"
                                  if args.extra_positives else ""),
@@ -230,6 +235,44 @@ class EvalClassifier(Command):
             print(f"  {name:<19} accuracy {f['accuracy']}, precision {f['precision']}, recall {f['recall']}, "
                   f"f1 {f['f1']}")
         return 0
+
+
+VERDICT_DRAWS = 3
+
+
+def _eval_verdicts(pages: list, encoder, judged_sites: int, folds: int, seed: int, as_json: bool) -> int:
+    """`eval classifier --verdicts K`: K labelled sites' pages (source pages and the sampled others) as the
+    verdicts people gave, the other sites as the labelled data; the comparison `retrain classifier` makes."""
+    import random
+
+    from jobs.retrain_classifier import VerdictPages, compare_recipes
+    from models.discovery.classifier import DEFAULT_INPUT, TRAIN_ONLY, LabelledPage
+
+    names = sorted({page.site for page in pages if not page.site.startswith(TRAIN_ONLY)})
+    if not 2 <= judged_sites <= len(names) - folds:
+        raise CommandError(f"--verdicts must be between 2 and {len(names) - folds} (the labelled sites less the folds)")
+    draws = []
+    for draw in range(VERDICT_DRAWS):
+        judged = set(random.Random(seed + draw).sample(names, judged_sites))
+        verdicts = [LabelledPage(TRAIN_ONLY + page.site, page.path, page.html, page.source)
+                    for page in pages if page.site in judged]
+        result = compare_recipes([page for page in pages if page.site not in judged], VerdictPages(verdicts, []),
+                                 encoder, DEFAULT_INPUT, folds, progress=note)
+        draws.append({"judged_sites": sorted(judged), **vars(result)})
+    if as_json:
+        print_json({"protocol": f"{judged_sites} of {len(names)} labelled sites as verdicts, {VERDICT_DRAWS} draws "
+                                f"(seed {seed}); site-grouped {folds}-fold CV on the rest", "draws": draws})
+        return 0
+    print(f"{judged_sites} of {len(names)} labelled sites stand for the verdicts ({VERDICT_DRAWS} draws, seed {seed}); "
+          f"the rest by site-grouped {folds}-fold CV; encoder {encoder.name}")
+    for index, draw in enumerate(draws):
+        held, labelled = draw["verdicts_held_out"], draw["labelled"]
+        low, high = draw["labelled_f1_change"]
+        print(f"  draw {index}: {draw['verdicts']} judged pages held out: accuracy {held['without']['accuracy']} → "
+              f"{held['with']['accuracy']}, F1 {held['without']['f1']} → {held['with']['f1']}; labelled sites F1 "
+              f"{labelled['without']['f1']} → {labelled['with']['f1']} (95 % {low:+}…{high:+}); "
+              + ("better" if draw["better"] else "not better: " + "; ".join(draw["reasons"])))
+    return 0
 
 
 class BenchDiscovery(Command):

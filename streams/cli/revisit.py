@@ -1,9 +1,8 @@
-"""`sourcewatch train revisit`, `eval revisit`, `retrain revisit` and `bench revisit`: the revisit model."""
+"""`sourcewatch train revisit`, `eval revisit` and `bench revisit`: the revisit model."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import tempfile
 from pathlib import Path
@@ -98,56 +97,6 @@ class EvalRevisit(Command):
             plot_plane(result, Path(args.plot))
             print(f"plot written to {args.plot}", file=sys.stderr)
         print_json(result) if args.json else print_revisit(result)
-        return 0
-
-
-class Retrain(Command):
-    name = "retrain"
-    help = "retrain a model on the live observations replayed from Kafka, and swap it in only if better"
-
-    def add_options(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("task", choices=["revisit"])
-        parser.add_argument("--target", type=float, default=0.95,
-                            help="timeliness the threshold must reach on validation (default 0.95)")
-        parser.add_argument("--dry-run", action="store_true", help="compare, but keep the current model")
-        add_json(parser)
-
-    def run(self, args: argparse.Namespace) -> int:
-        from agents.revisit import retrained_path
-        from jobs.replay import read_topic
-        from jobs.retrain_revisit import observed_series, retrain
-        from models.revisit.training import TargetNotReached
-
-        settings = get_settings()
-        ensure_local_kafka()
-        current = load_current_model(None)
-
-        async def replayed() -> tuple[list, list]:
-            group = "sourcewatch-retrain"
-            return ((await read_topic("revisit.decisions", True, group, sys.stderr.isatty()))[0],
-                    (await read_topic("revisit.outcomes", True, group, sys.stderr.isatty()))[0])
-
-        decisions, outcomes = asyncio.run(replayed())
-        sources = observed_series(decisions, outcomes, settings.revisit_tick_hours)
-        if not sources:
-            raise CommandError(f"no watched page has enough observations to retrain on yet ({len(decisions)} "
-                               f"decisions, {len(outcomes)} revisit outcomes replayed; a page needs ≥ 10 revisits "
-                               "that found items in its first 85 % and ≥ 2 after)", code=1)
-        try:
-            result = retrain(sources, current, args.target, retrained_path(settings), args.dry_run, progress=note)
-        except TargetNotReached as error:
-            raise CommandError(f"{error}; the current model stays", code=1) from None
-        if args.json:
-            print_json(vars(result))
-            return 0
-        for name, version, figures in (("current", result.current_version, result.current),
-                                       ("candidate", result.candidate_version, result.candidate)):
-            print(f"  {name:<9} {version}: timeliness {figures['timeliness']}, friendliness "
-                  f"{figures['friendliness']}, delay {figures['delay_h']} h (held-out window of {result.sources} "
-                  "watched pages)")
-        verdict = "better" if result.better else "not better"
-        print(f"the candidate is {verdict}: " + (f"swapped in at {result.written_to} (workers load it on their "
-                                                  "next start)" if result.swapped else "the current model stays"))
         return 0
 
 

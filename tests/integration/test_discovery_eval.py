@@ -118,6 +118,17 @@ def test_eval_classifier_cross_validates_by_site_on_real_sites(data_dir):
         assert 0 <= figures["precision"] <= 1 and 0 <= figures["recall"] <= 1
     refused = run_cli(["eval", "classifier", "--sites", str(folders[0]), "--encoder", "none"], env)
     assert refused.returncode == 2 and "unknown text encoder" in refused.stderr
+    # Three of the sites stand for people's verdicts, drawn three times; the same comparison as `retrain`.
+    verdicts = cli_json(["eval", "classifier", "--sites", *map(str, folders[:7]), "--folds", "2", "--verdicts", "3"],
+                        env, timeout=600)
+    assert len(verdicts["draws"]) == 3
+    for draw in verdicts["draws"]:
+        assert len(draw["judged_sites"]) == 3 and draw["labelled_sites"] == 4 and draw["verdict_sites"] == 3
+        assert draw["better"] == (not draw["reasons"])
+        assert draw["labelled_f1_change"][0] <= draw["labelled_f1_change"][1]
+    too_many = run_cli(["eval", "classifier", "--sites", *map(str, folders), "--folds", "4", "--verdicts", "5"],
+                       env)
+    assert too_many.returncode == 2 and "--verdicts must be between 2 and 4" in too_many.stderr
 
 
 def _clubs(root: Path, count: int) -> None:

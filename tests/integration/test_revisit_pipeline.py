@@ -22,6 +22,10 @@ from tests.integration.test_records_pipeline import _control
 
 pytestmark = pytest.mark.kafka
 SOURCES = 3
+# Simulated seconds per real second: a tick (an hour) every 3 s. The item pages a first read fetches for their
+# times go through the broker twice before the source's next revisit must not overtake them; at one tick a
+# second a loaded machine lost that race (the outcome went on without its times, as designed for a hung page).
+SPEED = "1200"
 
 
 def _always_fetch_model(path: Path) -> Path:
@@ -63,8 +67,8 @@ def _decisions(env: dict[str, str]) -> list[dict]:
 
 def test_a_restarted_worker_keeps_its_watched_sources_and_their_state(pipeline_env, tmp_path):
     env = pipeline_env | {"SOURCEWATCH_REVISIT_MODEL": str(_always_fetch_model(tmp_path / "model.pt")),
-                          "SOURCEWATCH_REVISIT_CLOCK_SPEED": "3600"}
-    with serve_in_child(["simweb", "--sites", "8", "--seed", "3", "--speed", "3600"], env) as web:
+                          "SOURCEWATCH_REVISIT_CLOCK_SPEED": SPEED}
+    with serve_in_child(["simweb", "--sites", "8", "--seed", "3", "--speed", SPEED], env) as web:
         clock = _control(web["control"] + "/__clock__")
         env |= {"SOURCEWATCH_REVISIT_CLOCK_ORIGIN": clock["now"],
                 "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time())}
