@@ -28,11 +28,15 @@ def derived_event_id(source_event_id: str, *parts: str) -> str:
     return hashlib.sha1("\x00".join((source_event_id, *parts)).encode()).hexdigest()
 
 
+# A site is a registered domain, or host:port (a DNS name is at most 253 characters): longer is not a site.
+MAX_SITE_CHARS = 300
+
+
 class Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     schema_version: int = 1
     event_id: str = Field(default_factory=new_event_id)
     # The site (registered domain, or host:port for IP hosts) that keys the message.
-    site: str
+    site: str = Field(max_length=MAX_SITE_CHARS)
     created_at: datetime = Field(default_factory=utc_now)

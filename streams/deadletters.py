@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from faust.types import EventT
 
-from schemas.base import Message, derived_event_id
+from schemas.base import MAX_SITE_CHARS, Message, derived_event_id
 from schemas.deadletter import DeadLetter
 from schemas.registry import InvalidMessage, decode
 from streams import metrics
@@ -42,7 +42,8 @@ async def dead_letter(name: str, event: EventT, reason: str) -> None:
         DeadLetter(
             # Every agent reading the topic meets the same bad message; one id makes them one row.
             event_id=derived_event_id(name, str(event.message.partition), str(event.message.offset)),
-            site=_text(raw_key) or "unknown",
+            # The key is a site when its producer followed the registry; a hostile one is cut to a site's length.
+            site=_text(raw_key)[:MAX_SITE_CHARS] or "unknown",
             topic=name,
             partition=event.message.partition,
             offset=event.message.offset,

@@ -18,6 +18,8 @@ from schemas.sites import site_of
 
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
 NEARBY_CHARS = 200
+# A DNS name has at most 253 characters; a link to a longer host leads nowhere (and is no site to key by).
+MAX_HOST_CHARS = 253
 
 
 def canonical_url(url: str) -> str:
@@ -29,7 +31,8 @@ def canonical_url(url: str) -> str:
 def _resolve(base: str, href: str) -> str | None:
     try:
         absolute = urljoin(base, href)
-        if urlsplit(absolute).scheme not in ("http", "https"):
+        parts = urlsplit(absolute)
+        if parts.scheme not in ("http", "https") or len(parts.hostname or "") > MAX_HOST_CHARS:
             return None
         return canonical_url(absolute)
     except ValueError:
