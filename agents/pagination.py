@@ -14,18 +14,22 @@ Faust tables keyed within the site's partition.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import MutableMapping, Sequence
 
 import lxml.html
 
-from models.pagination.tagger import PaginationTagger
+from models.pagination.data import clickable_nodes
+from models.pagination.tagger import MAX_TAGGED_NODES, PaginationTagger
 from models.web.dom import normalize_space, parse_html
 from models.web.links import resolve_href
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.pagination import PaginationTags, TaggedLink
 from schemas.sites import site_of
+
+log = logging.getLogger(__name__)
 
 MAX_URL_CHARS = 1000
 DATA_TARGETS = ("data-href", "data-url", "data-page-url")
@@ -70,11 +74,15 @@ def tag_pages(model: PaginationTagger, model_name: str, pages: Sequence[PageFetc
     tagged = []
     for page, root, nodes in zip(pages, roots, labelled):
         links = _tagged_links(nodes, page.final_url)
+        clickable = len(clickable_nodes(root)) if root is not None else 0
+        if clickable > len(nodes):
+            log.warning("%s: %d links and buttons, more than the tagger reads (%d): the first and last %d tagged",
+                        page.url, clickable, MAX_TAGGED_NODES, MAX_TAGGED_NODES // 2)
         tagged.append(PaginationTags(
             event_id=derived_event_id(page.event_id, "pagination"), site=page.site, crawl_id=page.crawl_id,
             depth=page.depth, max_depth=page.max_depth, max_pages=page.max_pages,
             source_url=page.source_url or page.url, page_url=page.url, final_url=page.final_url,
-            model=model_name, nodes=len(nodes), links=links, content_digest=content_digest(root, links),
+            model=model_name, nodes=clickable, links=links, content_digest=content_digest(root, links),
             tagging_ms=round(per_page_ms, 2),
         ))
     return tagged

@@ -16,7 +16,7 @@ import faust
 
 from agents.links import is_html
 from agents.pagination import PaginationFollower, tag_pages
-from models.pagination.tagger import load_tagger, model_name
+from models.pagination.tagger import MAX_TAGGED_NODES, load_tagger, model_name
 from schemas.crawl import LISTING_REASONS
 from streams import metrics, progress
 from streams.app import app, settings
@@ -46,6 +46,8 @@ async def tag_pagination(stream):
             model = model or await loop.run_in_executor(None, load_tagger, settings.pagination_model)
             for tags in await loop.run_in_executor(None, tag_pages, model, name, listings):
                 metrics.count("pages_tagged", "tag_pagination")
+                if tags.nodes > MAX_TAGGED_NODES:
+                    metrics.count("pages_cut", "tag_pagination", reason="more links than the tagger reads")
                 metrics.count("tagging_ms", "tag_pagination", tags.tagging_ms)
                 progress.of(tags.crawl_id).tag_sets_sent += 1
                 await send("pagination.tags", tags)

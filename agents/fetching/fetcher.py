@@ -45,6 +45,15 @@ ROBOTS_MAX_REDIRECTS = 5
 ROBOTS_MAX_BYTES = 512 * 1024
 
 
+def body_fields(body: bytes, content_type: str) -> dict:
+    """A successful response's body as PageFetched fields: its decoded text, or the error of a binary body."""
+    if looks_binary(body):
+        return {"error": FetchErrorKind.BINARY_BODY, "error_detail": "the body is binary, not text",
+                "body_bytes": len(body)}
+    text, encoding = decode_body(body, content_type)
+    return {"body": text, "encoding": encoding, "body_bytes": len(body)}
+
+
 class FetchFailure(Exception):
     def __init__(self, kind: FetchErrorKind, detail: str, status: int = 0) -> None:
         super().__init__(detail)
@@ -276,11 +285,7 @@ class Fetcher:
                            "error_detail": f"HTTP {response.status} after {response.attempts} attempts"}
         if not 200 <= response.status < 300:
             return page | {"error": FetchErrorKind.HTTP_ERROR, "error_detail": f"HTTP {response.status}"}
-        if looks_binary(response.body):
-            return page | {"error": FetchErrorKind.BINARY_BODY, "error_detail": "the body is binary, not text",
-                           "body_bytes": len(response.body)}
-        text, encoding = decode_body(response.body, content_type)
-        return page | {"body": text, "encoding": encoding, "body_bytes": len(response.body)}
+        return page | body_fields(response.body, content_type)
 
     async def _get_with_retries(self, url: str, request: CrawlRequest, crawl_delay: float | None) -> RawResponse:
         host = urlsplit(url).netloc

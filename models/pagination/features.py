@@ -110,14 +110,15 @@ def _relation_to_page(href: str, page: SplitResult | None) -> tuple[float, float
             float(own != other and (other.startswith(own) or own.startswith(other))))
 
 
-def page_features(root: lxml.html.HtmlElement, page_url: str = "") -> list[NodeFeatures]:
-    """The features of every clickable node; page_url (where the page was fetched from) feeds the
-    link-to-page relations, which are 0 without it."""
+def page_features(root: lxml.html.HtmlElement, page_url: str = "",
+                  nodes: list[lxml.html.HtmlElement] | None = None) -> list[NodeFeatures]:
+    """The features of every clickable node (or of these, in document order); page_url (where the page was
+    fetched from) feeds the link-to-page relations, which are 0 without it."""
     try:
         page = urlsplit(page_url) if page_url.startswith(("http://", "https://")) else None
     except ValueError:
         page = None
-    nodes = clickable_nodes(root)
+    nodes = clickable_nodes(root) if nodes is None else nodes
     hrefs = [(node.get("href") or "").strip() for node in nodes]
     texts = [node_text(node) for node in nodes]
     has_href = [bool(href) for href in hrefs]

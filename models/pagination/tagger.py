@@ -27,6 +27,8 @@ from models.text_encoders import get_encoder
 from models.web.dom import parse_html
 
 FORMAT_VERSION = 2
+# The most clickable nodes tagged on one page (see tagged_nodes).
+MAX_TAGGED_NODES = 4000
 TOP_PARENT_TAGS = 30
 PREDICT_BATCH = 16
 EPOCHS = 12
@@ -153,9 +155,11 @@ class PaginationTagger(nn.Module):
 
     def label_nodes(self, roots: Sequence[lxml.html.HtmlElement | None],
                     urls: Sequence[str]) -> list[list[tuple[lxml.html.HtmlElement, str]]]:
-        """Each parsed page's clickable nodes with their labels (pages that did not parse: none)."""
-        nodes = [clickable_nodes(root) if root is not None else [] for root in roots]
-        features = [page_features(root, url) if root is not None else [] for root, url in zip(roots, urls)]
+        """Each parsed page's clickable nodes with their labels (pages that did not parse: none); on a page
+        with more than MAX_TAGGED_NODES, its first and last half of that many (see tagged_nodes)."""
+        nodes = [tagged_nodes(root) if root is not None else [] for root in roots]
+        features = [page_features(root, url, page_nodes) if root is not None else []
+                    for root, url, page_nodes in zip(roots, urls, nodes)]
         return [list(zip(page_nodes, labels)) for page_nodes, labels in zip(nodes, self.predict_features(features))]
 
     def save(self, path: Path, trained_on: dict | None = None) -> None:
@@ -184,6 +188,17 @@ class PaginationTagger(nn.Module):
         model.load_state_dict(state)
         model.trained_on = dict(saved.get("trained_on") or {})
         return model
+
+
+def tagged_nodes(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The clickable nodes the tagger reads: all of them, or on a page with more than MAX_TAGGED_NODES (an
+    archive of tens of thousands of links, which would take the tagger seconds) the first and last half of
+    that many — where a list's pager is. The labelled pages have at most 2,389."""
+    nodes = clickable_nodes(root)
+    if len(nodes) <= MAX_TAGGED_NODES:
+        return nodes
+    half = MAX_TAGGED_NODES // 2
+    return nodes[:half] + nodes[-half:]
 
 
 def _read(path: Path) -> dict:

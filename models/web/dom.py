@@ -9,6 +9,10 @@ import lxml.html
 
 _UTF8_PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True)
 _SPACES = re.compile(r"\s+")
+# Characters XML cannot hold (C0 controls but tab and line breaks, lone surrogates, U+FFFE/U+FFFF): lxml's
+# parser keeps some in text, and then refuses the tree's text when a stage writes it back (mis-declared UTF-16
+# and binary junk in a page bring them). They carry no text: dropped before parsing.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def normalize_space(text: str) -> str:
@@ -22,6 +26,6 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
         return None
     try:
         # Bytes would make lxml re-guess the encoding; the text is already decoded.
-        return lxml.html.document_fromstring(html.encode("utf-8"), parser=_UTF8_PARSER)
+        return lxml.html.document_fromstring(_NOT_XML.sub("", html).encode("utf-8"), parser=_UTF8_PARSER)
     except (lxml.etree.ParserError, ValueError):
         return None

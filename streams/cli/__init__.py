@@ -13,6 +13,7 @@ from streams.cli import (
     crawl,
     demo,
     discover,
+    fuzz,
     evaluate,
     kafka,
     records,
@@ -30,7 +31,7 @@ from streams.cli.base import CommandError
 COMMANDS = (
     kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, demo.Demo, crawl.CrawlSnapshots,
     serving.Simweb, bench.Bench, train.Train, evaluate.Evaluate, retrain.Retrain, tag.Tag, sql.Sql, watch.Watch,
-    records.Records, replay.Replay, serving.ServeSites, serving.Serve,
+    records.Records, replay.Replay, serving.ServeSites, serving.Serve, fuzz.Fuzz,
 )
 
 
