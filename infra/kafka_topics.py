@@ -40,25 +40,35 @@ async def ensure_topics(bootstrap: str, prefix: str, default_partitions: int) ->
         await admin.close()
 
 
-def consumer_group(prefix: str) -> str:
-    """The workers' consumer group (the Faust app's id)."""
-    return f"{prefix}sourcewatch"
+WORKER_ROLES = ("all", "process", "sink")
 
 
-async def group_members(bootstrap: str, group: str) -> int:
-    """How many consumers (workers) are in the group now. A group no consumer has joined yet may have no
-    coordinator (on a new cluster the offsets topic is created by the first group): none are in it."""
+def consumer_group(prefix: str, role: str = "all") -> str:
+    """The consumer group (the Faust app's id) of workers in a role: the processing workers' (roles all and
+    process, the group the stages' tables follow), or the sink workers'."""
+    return f"{prefix}sourcewatch-sink" if role == "sink" else f"{prefix}sourcewatch"
+
+
+def worker_client_id(role: str) -> str:
+    """The Kafka client id a worker in this role gives, so that others can tell its role in the group."""
+    return f"sourcewatch-{role}"
+
+
+async def group_members(bootstrap: str, group: str) -> list[str]:
+    """The client ids of the consumers (workers) in the group now. A group no consumer has joined yet may have
+    no coordinator (on a new cluster the offsets topic is created by the first group): none are in it."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         (response,) = await admin.describe_consumer_groups([group])
     except GroupCoordinatorNotAvailableError:
-        return 0
+        return []
     finally:
         await admin.close()
-    # DescribeGroups' group entries: (error_code, group, state, protocol_type, protocol, members)
+    # DescribeGroups' group entries: (error_code, group, state, protocol_type, protocol, members), each member
+    # (member_id, client_id, client_host, metadata, assignment).
     (_, _, _, _, _, members), = response.groups
-    return len(members)
+    return [member[1] for member in members]
 
 
 async def lag_by_topic(bootstrap: str, group: str) -> dict[str, int]:

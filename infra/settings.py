@@ -13,6 +13,7 @@ import os
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import SecretStr
 from pydantic_settings import (
@@ -49,6 +50,10 @@ class Settings(BaseSettings):
     # Static group membership (KIP-345): a stable id per worker, distinct across workers, lets a restarted
     # worker take its partitions back at once, without a rebalance. Empty: dynamic membership.
     worker_instance_id: str = ""
+    # What a worker runs (`sourcewatch worker --role`): "all" the stages and the sink (one worker, or several on
+    # a ClickHouse server); "process" the stages without the sink (any number, sharing the stages' partitions
+    # and table state); "sink" the ClickHouse sink alone (the one process an embedded chDB allows).
+    worker_role: Literal["all", "process", "sink"] = "all"
     # Local broker and producer both accept messages up to this size (bytes).
     kafka_max_message_bytes: int = 8 * 1024 * 1024
 

@@ -137,7 +137,7 @@ def run_crawl(plan: CrawlPlan, show_progress: bool = True) -> tuple[int, dict]:
 
 async def workers_running(settings: Settings) -> int:
     """How many workers are in the consumer group now."""
-    return await group_members(bootstrap_address(settings), consumer_group(settings.topic_prefix))
+    return len(await group_members(bootstrap_address(settings), consumer_group(settings.topic_prefix)))
 
 
 async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_progress: bool) -> dict:
@@ -161,8 +161,10 @@ async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_pr
             await asyncio.sleep(1.0)
             now = time.monotonic()
             _, rows = await read(queries.crawl_fetch_count(crawl_id))
-            lags = await lag_by_topic(bootstrap, consumer_group(settings.topic_prefix))
-            busy = rows[0][0] != fetched or any(lags.get(topic, 0) for topic in topics)
+            # The processing workers' group, and the sink workers' when they run apart (role sink).
+            lags = [await lag_by_topic(bootstrap, consumer_group(settings.topic_prefix, role))
+                    for role in ("all", "sink")]
+            busy = rows[0][0] != fetched or any(lag.get(topic, 0) for lag in lags for topic in topics)
             fetched = rows[0][0]
             bar.update(task, completed=fetched)
             if plan.time_limit is not None and now - started > plan.time_limit:

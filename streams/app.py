@@ -10,7 +10,7 @@ from __future__ import annotations
 import faust
 
 from infra.kafka_broker import bootstrap_address
-from infra.kafka_topics import consumer_group
+from infra.kafka_topics import consumer_group, worker_client_id
 from infra.settings import get_settings
 
 settings = get_settings()
@@ -18,7 +18,9 @@ settings = get_settings()
 (settings.home / "faust").mkdir(parents=True, exist_ok=True)
 
 app = faust.App(
-    consumer_group(settings.topic_prefix),
+    # Workers in role "sink" are a group of their own: a group's members must all consume the same topics.
+    consumer_group(settings.topic_prefix, settings.worker_role),
+    broker_client_id=worker_client_id(settings.worker_role),
     broker=f"kafka://{bootstrap_address(settings)}",
     store="memory://",
     # Faust writes its table metadata under the app's data dir; keep it in sourcewatch's home

@@ -1,8 +1,13 @@
-"""Run a Faust worker in this process, with every agent in `agents/` loaded.
+"""Run a Faust worker in this process, with the agents of its role loaded.
 
 `sourcewatch worker` runs one until stopped; `sourcewatch crawl` runs one with
 a driver task that seeds the crawl and stops the worker when the crawl is done.
-More workers with the same settings join the same consumer groups.
+More workers with the same settings join the same consumer groups. A worker's
+role (settings.worker_role) says which agents: "all" of them; "process" all but
+the ClickHouse sink; "sink" the sink alone, in a consumer group of its own (a
+group's members must all read the same topics: one that reads fewer would be
+given partitions it never processes). So roles all and process never share
+the processing group, and a sink worker never runs beside an all worker.
 """
 
 from __future__ import annotations
@@ -18,19 +23,43 @@ from collections.abc import Awaitable, Callable
 import agents
 from infra.api_access import settings_token
 from infra.kafka_broker import bootstrap_address, first_free_port
-from infra.kafka_topics import ensure_topics
+from infra.kafka_topics import consumer_group, ensure_topics, group_members, worker_client_id
 from infra.sql_owner import chdb_owner, release_chdb
 from streams.broker_outage import PROBE_SECONDS, BrokerOutage
 
 log = logging.getLogger(__name__)
 
 
-def load_agents() -> list[str]:
-    """Import every module of the agents package (each registers its agents on the app)."""
+# The modules a sink worker runs; a processing worker runs every other one.
+SINK_MODULES = ("agents.sink", "agents.flush_metrics")
+
+
+def load_agents(role: str = "all") -> list[str]:
+    """Import the agent modules of this role (each registers its agents on the app)."""
     names = [module.name for module in pkgutil.walk_packages(agents.__path__, "agents.")]
+    if role == "sink":
+        names = list(SINK_MODULES)
+    elif role == "process":
+        names = [name for name in names if name != "agents.sink"]
     for name in names:
         importlib.import_module(name)
     return names
+
+
+async def role_conflict(bootstrap: str, prefix: str, role: str) -> str | None:
+    """Why a worker in this role may not join the workers running now, or None."""
+    processing = await group_members(bootstrap, consumer_group(prefix))
+    others = {"all": {"process"}, "process": {"all"}, "sink": {"all"}}[role]
+    for other in sorted(others):
+        if worker_client_id(other) in processing:
+            return (f"a worker in role {other} is running ({processing.count(worker_client_id(other))} in the "
+                    f"group): a {role} worker may not run beside it; stop it, or start this one as --role {other}"
+                    if role != "sink" else
+                    "a worker in role all is running (it has its own sink): stop it and run workers in role process "
+                    "beside this sink")
+    if role == "all" and await group_members(bootstrap, consumer_group(prefix, "sink")):
+        return "a worker in role sink is running: start this one as --role process"
+    return None
 
 
 def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: str | None = None) -> int:
@@ -40,21 +69,26 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
 
     from streams.app import app, settings
 
-    owner = chdb_owner(settings.clickhouse_dsn)
+    role = settings.worker_role
+    bootstrap = bootstrap_address(settings)
+    conflict = asyncio.run(role_conflict(bootstrap, settings.topic_prefix, role))
+    if conflict is not None:
+        raise SystemExit(f"error: {conflict}")
+    owner = chdb_owner(settings.clickhouse_dsn) if role != "process" else None
     if owner is not None:
         # Fail at start-up with what to do, rather than inside the sink agent later.
         raise SystemExit(f"error: the embedded ClickHouse ({settings.clickhouse_dsn}) is held by worker process "
-                         f"{owner['pid']}: stop it, or point SOURCEWATCH_CLICKHOUSE_DSN at a ClickHouse server "
-                         "to run several workers")
-    load_agents()
-    from agents.discover import model_files
+                         f"{owner['pid']}: stop it, start this one as --role process beside it, or point "
+                         "SOURCEWATCH_CLICKHOUSE_DSN at a ClickHouse server to run several sinks")
+    load_agents(role)
+    if role != "sink":
+        from agents.discover import model_files
 
-    for what, path in model_files().items():
-        if not path.is_file():
-            raise SystemExit(f"error: no {what} at {path}: set it in the settings, or train one with "
-                             f"`sourcewatch train {'discovery' if 'agent' in what else 'classifier'}`")
+        for what, path in model_files().items():
+            if not path.is_file():
+                raise SystemExit(f"error: no {what} at {path}: set it in the settings, or train one with "
+                                 f"`sourcewatch train {'discovery' if 'agent' in what else 'classifier'}`")
     settings_token(settings)  # created on first start, so the CLI can read it before the first request
-    bootstrap = bootstrap_address(settings)
     asyncio.run(ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions))
     asyncio.set_event_loop(asyncio.new_event_loop())
     outage = BrokerOutage(bootstrap)
@@ -85,8 +119,9 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
     except SystemExit as exit_:
         code = int(exit_.code or 0)
     finally:
-        from agents.sink import close_store
+        if role != "process":
+            from agents.sink import close_store
 
-        close_store()
-        release_chdb(settings.clickhouse_dsn, os.getpid())
+            close_store()
+            release_chdb(settings.clickhouse_dsn, os.getpid())
     return 1 if failure else code
