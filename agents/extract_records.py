@@ -21,7 +21,7 @@ import faust
 
 from agents.item_times import HeldOutcomes
 from agents.links import is_html
-from agents.records import ChangeDetector, SiteWitnesses, read_records, revisit_outcome, source_of
+from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_records, revisit_outcome, source_of
 from models.records.item_time import published_time
 from models.web.dom import parse_html
 from schemas.crawl import ITEM_TIME_REASON, RECORD_REASONS, PageFetched
@@ -54,6 +54,7 @@ async def _send_outcomes(outcomes) -> None:
 @app.agent(topic("pages.fetched"))
 async def extract_records(stream):
     detector = ChangeDetector(known_items, first_crawls)
+    templates = ListTemplates(list_templates)
     witnesses = SiteWitnesses(site_witnesses)
     held = HeldOutcomes(held_outcomes)
     loop = asyncio.get_running_loop()
@@ -73,14 +74,14 @@ async def extract_records(stream):
                     log.info("%s was cut at the size cap; its records are read from the part received", page.url)
                     metrics.count("truncated_pages_read", "extract_records")
                 source = source_of(page)
-                # Every read of a source's list after the first uses the first's template: a later page of the
-                # list, and the same page read again, have their items in the same list — the ranker choosing
-                # afresh on a revisit could read another list and report its items as new, or miss the new.
-                template = list_templates.get(source, "")
+                template = templates.for_read(source, page.reason)
                 witness = witnesses.of(page) if not template else frozenset()
                 read = await loop.run_in_executor(None, read_records, page, template, witness)
-                if not template and page.reason != "paginate" and read.extraction.template:
-                    list_templates[source] = read.extraction.template
+                reseed = templates.settle(source, page.reason, read.extraction)
+                if reseed:
+                    log.info("%s: its list chosen anew (%d records); its items seed the source again", page.url,
+                             len(read.records))
+                    metrics.count("lists_chosen_anew", "extract_records")
                 if not read.records:
                     log.info("no records on %s (%d data regions)", page.final_url, read.extraction.regions)
                     metrics.count("pages_without_records", "extract_records")
@@ -88,7 +89,7 @@ async def extract_records(stream):
                     crawl.records_sent += 1
                     await send("records.extracted", record)
                 records = read.records
-                new_items = detector.new_items(read.records, source, page.crawl_id)
+                new_items = detector.new_items(read.records, source, page.crawl_id, reseed)
                 for item in new_items:
                     crawl.new_items_sent += 1
                     metrics.count("new_items", "extract_records")

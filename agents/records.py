@@ -96,6 +96,44 @@ class SiteWitnesses:
                       if url not in own)
 
 
+class ListTemplates:
+    """Which list of a source page is read: the first read's choice, kept for every later read (a later page of
+    the list, and the same page read again, have their items in the same list — the ranker choosing afresh on a
+    revisit could read another list and report its items as new, or miss the new). But a first read that
+    finds fewer than LOCKED_AT records may have found no list at all (a new page with one item yet: any two
+    links built alike pass for a list, and read so for ever, the page's real items are never seen). Until a read
+    chooses a list that long the choice stays provisional: each read chooses afresh, and a choice that differs
+    re-seeds the source's items (what the earlier reads followed was another list; its items' novelty is
+    unknown). In the worker the mapping (source → {"template", "records"}) is a Faust table in the site's
+    partition."""
+
+    LOCKED_AT = 3
+
+    def __init__(self, table: MutableMapping[str, dict | str]) -> None:
+        self.table = table
+
+    def _entry(self, source: str) -> dict:
+        entry = self.table.get(source)
+        # A plain template is what the table held before choices could be provisional: a kept one.
+        return {"template": entry, "records": self.LOCKED_AT} if isinstance(entry, str) else dict(entry or {})
+
+    def for_read(self, source: str, reason: str) -> str:
+        """The template to read this source's page with ("": the ranker chooses): the kept one, and for a page
+        of the list the provisional one too."""
+        entry = self._entry(source)
+        kept = entry.get("records", 0) >= self.LOCKED_AT or reason == "paginate"
+        return entry.get("template", "") if kept else ""
+
+    def settle(self, source: str, reason: str, extraction: Extraction) -> bool:
+        """Record a read's choice (a source's own page only, not a later page of its list); whether it replaced an
+        earlier, provisional choice with another list — its items are then to be seeded, not reported."""
+        entry = self._entry(source)
+        if reason == "paginate" or not extraction.template or entry.get("records", 0) >= self.LOCKED_AT:
+            return False
+        self.table[source] = {"template": extraction.template, "records": len(extraction.records)}
+        return bool(entry.get("template")) and entry["template"] != extraction.template
+
+
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
@@ -107,11 +145,12 @@ class ChangeDetector:
         self.known = known
         self.first_crawl = first_crawl
 
-    def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str) -> list[ItemDiscovered]:
-        """The records' items this source never listed before (none while its first read is seeding). The
-        records are one page's; a page of the list never read before (one the first read did not reach)
-        seeds too: its items are unknown, not new."""
-        seeding = self.first_crawl.setdefault(source, crawl_id) == crawl_id
+    def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str,
+                  reseed: bool = False) -> list[ItemDiscovered]:
+        """The records' items this source never listed before (none while its first read is seeding, or when
+        `reseed`: the source's list was chosen anew). The records are one page's; a page of the list never
+        read before (one the first read did not reach) seeds too: its items are unknown, not new."""
+        seeding = self.first_crawl.setdefault(source, crawl_id) == crawl_id or reseed
         if records:
             page = f"{source}\x00page\x00{_digest(records[0].page_url)}"
             seeding |= page not in self.known

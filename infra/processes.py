@@ -26,7 +26,7 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child, before exec: ask Linux to send SIGTERM when the parent dies, even by SIGKILL,
     so a killed CLI never leaves its servers running (a no-op elsewhere)."""
     if sys.platform.startswith("linux"):
@@ -45,7 +45,7 @@ def serve_in_child(argv: list[str], env: dict[str, str] | None = None, timeout: 
     """
     process = subprocess.Popen([sys.executable, "-m", "streams.cli", *argv, "--json"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                               preexec_fn=_die_with_parent)
+                               preexec_fn=die_with_parent)
     try:
         ready, _, _ = select.select([process.stdout], [], [], timeout)
         line = process.stdout.readline() if ready else ""
@@ -69,7 +69,7 @@ def run_to_completion(argv: list[str], timeout: float, env: dict[str, str] | Non
     worker per process)."""
     try:
         done = subprocess.run([sys.executable, "-m", "streams.cli", *argv, "--json"], capture_output=True,
-                              text=True, timeout=timeout, env=env, preexec_fn=_die_with_parent)
+                              text=True, timeout=timeout, env=env, preexec_fn=die_with_parent)
     except subprocess.TimeoutExpired as error:
         errors = error.stderr.decode(errors="replace") if isinstance(error.stderr, bytes) else (error.stderr or "")
         raise RuntimeError(f"sourcewatch {argv[0]} ran past {timeout:.0f} s (its log: {_keep_log(argv, errors)}): "

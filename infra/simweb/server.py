@@ -246,6 +246,7 @@ class SimSite:
                 "kind": source.kind,
                 "clicks": source.clicks,
                 "pagination_style": source.pagination,
+                "page_size": source.page_size,
                 "pages": [origin + render.page_url(source, n) for n in range(1, pages + 1)],
                 "series": source.series.origin,
                 "items": [{"url": origin + render.item_path(source, item), "title": item.title,

@@ -44,11 +44,18 @@ def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template:
     by `witness` (the fingerprint of the site's other pages) what is the site's template; no records when the
     page has no repeated structure."""
     candidates = page_candidates(root, base_url)
-    chosen = next((c for c in candidates if template and region_template(c) == template), None)
+    ranker = ranker or default_ranker()
+    alike = [index for index, candidate in enumerate(candidates) if template and region_template(candidate) == template]
+    chosen = candidates[alike[0]] if len(alike) == 1 else None
+    if len(alike) > 1:
+        # Lists built alike (a menu and the list, each a `ul` of `li` under the same path): the ranker picks
+        # among them, as it picked the list from among them at the first read.
+        features = candidate_features(candidates, root, base_url, witness)
+        chosen = candidates[alike[ranker.choose(features[alike])]]
     if chosen is None and template and root is not None:
         chosen = _single_record(root, template)
     if chosen is None and candidates:
-        index = (ranker or default_ranker()).choose(candidate_features(candidates, root, base_url, witness))
+        index = ranker.choose(candidate_features(candidates, root, base_url, witness))
         chosen = candidates[index] if index is not None else None
     # The data regions, largest first (the source-page classifier reads the two largest).
     return _extraction([c for c in candidates if c.generator == "mdr"], chosen, base_url)

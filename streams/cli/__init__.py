@@ -20,6 +20,7 @@ from streams.cli import (
     replay,
     retrain,
     serving,
+    soak,
     sql,
     tag,
     train,
@@ -31,7 +32,7 @@ from streams.cli.base import CommandError
 COMMANDS = (
     kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, demo.Demo, crawl.CrawlSnapshots,
     serving.Simweb, bench.Bench, train.Train, evaluate.Evaluate, retrain.Retrain, tag.Tag, sql.Sql, watch.Watch,
-    records.Records, replay.Replay, serving.ServeSites, serving.Serve, fuzz.Fuzz,
+    records.Records, replay.Replay, serving.ServeSites, serving.Serve, fuzz.Fuzz, soak.Soak,
 )
 
 

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from agents.records import ChangeDetector, read_records
+from agents.records import ChangeDetector, ListTemplates, read_records
 from schemas.crawl import PageFetched
 
 SOURCE = "https://club.example.org/events/"
@@ -75,3 +75,40 @@ def test_a_page_without_records_sends_nothing():
     read = read_records(page)
     assert read.records == [] and read.extraction.template == ""
     assert ChangeDetector({}, {}).new_items(read.records, SOURCE, "crawl-1") == []
+
+
+def _young_page(numbers: list[int], crawl_id: str) -> PageFetched:
+    """A listing whose list has a single item at first; beside it two links built alike (a 'follow us' pair)."""
+    items = "".join(f'<li class="item"><h3><a href="/events/{n}/">Meetup number {n}</a></h3>'
+                    f"<p>March {n}, 2026 in the hall</p></li>" for n in numbers)
+    follow = '<div><a class="social" href="/rss">RSS</a><a class="social" href="/mail">Mail</a></div>'
+    body = f"<html><body><main><ul>{items}</ul></main>{follow}</body></html>"
+    return PageFetched(site="example.org", crawl_id=crawl_id, url=SOURCE, final_url=SOURCE, reason="revisit",
+                       status=200, content_type="text/html", body=body, source_url=SOURCE,
+                       fetched_at_ms=int(FETCHED_AT.timestamp() * 1000))
+
+
+def test_a_list_chosen_on_too_few_records_is_chosen_again_and_then_kept():
+    templates, detector = ListTemplates({}), ChangeDetector({}, {})
+
+    def read(numbers: list[int], crawl_id: str) -> tuple[list[str], bool, list[str]]:
+        page = _young_page(numbers, crawl_id)
+        records = read_records(page, templates.for_read(SOURCE, page.reason))
+        reseed = templates.settle(SOURCE, page.reason, records.extraction)
+        new = detector.new_items(records.records, SOURCE, crawl_id, reseed)
+        return [r.item_url for r in records.records], reseed, [item.item_url for item in new]
+
+    first, _, _ = read([1], "c1")
+    assert first == ["https://club.example.org/rss", "https://club.example.org/mail"]  # no list yet: the pair
+    # The list grew: chosen afresh, its items seed the source (their novelty since the first read is unknown).
+    second, reseed, new = read([3, 2, 1], "c2")
+    assert reseed and new == [] and second[0] == "https://club.example.org/events/3/"
+    # Three records: the choice is kept, and the next item is new.
+    third, reseed, new = read([4, 3, 2, 1], "c3")
+    assert not reseed and new == ["https://club.example.org/events/4/"]
+    assert templates.for_read(SOURCE, "revisit") == templates.table[SOURCE]["template"]
+
+
+def test_a_template_kept_before_choices_could_be_provisional_stays_kept():
+    templates = ListTemplates({SOURCE: "html/body/main/ul|li.item"})
+    assert templates.for_read(SOURCE, "revisit") == "html/body/main/ul|li.item"

@@ -162,3 +162,20 @@ def test_a_definition_list_pairs_terms_and_descriptions():
     records = extract_records(parse_html(f"<html><body><dl>{pairs}</dl></body></html>"), BASE).records
     assert len(records) == 5
     assert records[1].title == "Workshop 2" and "bring a laptop" in records[1].text
+
+
+def test_a_revisit_reads_the_list_not_a_menu_built_like_it():
+    # The menu and the list are both a bare `ul` of `li` under `body`: the same template. The first read's
+    # choice is the list; a later read of the grown list must not take the menu for it.
+    def page(numbers) -> str:
+        menu = "<ul>" + "".join(f'<li><a href="/{p}">{p.title()}</a></li>' for p in ("home", "about", "news")) + "</ul>"
+        items = "".join(f'<li><a href="/news/{n}/">Neighbourhood meeting number {n} on the square</a> '
+                        f"<span>March {n}, 2024</span></li>" for n in numbers)
+        return f"<html><body>{menu}<ul>{items}</ul></body></html>"
+
+    first = extract_records(parse_html(page(range(5, 0, -1))), BASE)
+    assert [r.item_url for r in first.records][:1] == ["https://club.example.org/news/5/"]
+    later = extract_records(parse_html(page(range(9, 0, -1))), BASE, first.template)
+    assert [r.item_url for r in later.records][:2] == ["https://club.example.org/news/9/",
+                                                       "https://club.example.org/news/8/"]
+    assert len(later.records) == 9

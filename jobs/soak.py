@@ -1,0 +1,328 @@
+"""`sourcewatch soak`: the monitoring loop at scale and through faults, measured against the simulated web's truth.
+
+The simulated web (N sites, real update series) runs on a sped-up clock; a sink worker and W processing
+workers (`worker --role`, child processes) watch every site's source page, seeded straight into the watch list,
+for D simulated days. While it runs: each process's CPU seconds and peak memory (the broker's too), and each
+consumer group's lag. With faults: a processing worker is SIGKILLed and restarted 30 s later, then the sink
+worker; a share of sites answer 429/503 storms, hang, trap crawlers, send broken encodings or huge pages for a
+part of the run. Afterwards, once the groups have drained, the stored rows are held against the truth:
+
+- an item counts as published in the window when it appeared after its page's first read and before the end;
+- `in_changes`: those with a row in `changes`; `duplicates`: items with more than one row there;
+- `missed`, by reason: published after the page's last revisit (not yet due: not a loss), pushed off the
+  listing's first page by newer items before the next revisit (the listing shows page_size items), or revisited
+  and not found (a loss to explain);
+- `watched_lost`: seeded pages with no decided tick in the last tenth of the window;
+- `ticks_decided_twice`: (page, tick) pairs on revisit.decisions more than once (the topic, not the deduplicated
+  table);
+- latency of a new item's row: from the fetch that saw it (real seconds), and from its publication (simulated
+  time converted to real seconds at the clock's speed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from infra.kafka_broker import LocalKafka, bootstrap_address, first_free_port
+from infra.kafka_topics import consumer_group, group_members, lag_by_topic, worker_client_id
+from infra.processes import die_with_parent, serve_in_child
+from infra.settings import Settings
+from infra.sql_owner import read_clickhouse
+from jobs.simweb_control import control_json, simulated_clock
+
+SAMPLE_SECONDS = 2.0
+RESTART_AFTER_SECONDS = 30.0
+# The share of sites the simulated web's faults hit, and the part of the window they last.
+FAULTY_SHARE = 0.1
+FAULT_WINDOW = (0.6, 0.75)
+# When in the window a processing worker, then the sink worker, is killed.
+KILL_PROCESSING_AT, KILL_SINK_AT = 0.25, 0.45
+DRAIN_LIMIT_SECONDS = 600.0
+SITE_FAULTS = ({"status": 429, "status_rate": 0.8}, {"status": 503, "status_rate": 0.5}, {"hang": True},
+               {"traps": True}, {"broken_encoding": True}, {"huge": True})
+
+
+@dataclass(frozen=True)
+class SoakPlan:
+    sites: int
+    days: float
+    workers: int
+    faults: bool
+    speed: float
+    seed: int
+    run_dir: Path
+
+
+def _proc_usage(pid: int) -> tuple[float, float] | None:
+    """(CPU seconds, peak resident MB) of a live process, from /proc; None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    peak = next((int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM:")), 0.0)
+    return cpu, peak
+
+
+class Workers:
+    """The soak's worker processes by name; each one's usage summed over its lives (a restart is a new life)."""
+
+    def __init__(self, env: dict[str, str], run_dir: Path) -> None:
+        self.env, self.run_dir = env, run_dir
+        self.running: dict[str, subprocess.Popen] = {}
+        self.cpu: dict[str, float] = defaultdict(float)
+        self.peak_mb: dict[str, float] = defaultdict(float)
+        self._last: dict[str, float] = {}
+        self.kills: list[dict] = []
+        self.ports: dict[str, int] = {}
+
+    def start(self, name: str, role: str) -> None:
+        # Workers starting at once would each take the first free web port: each gets its own, kept on restart.
+        if name not in self.ports:
+            self.ports[name] = first_free_port(int(self.env.get("SOURCEWATCH_WEB_PORT", "6066")),
+                                               exclude=frozenset(self.ports.values()))
+        log = (self.run_dir / f"{name}.log").open("a")
+        self.running[name] = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--role", role,
+                                               "--loglevel", "warning"], stdout=log, stderr=subprocess.STDOUT,
+                                              env=self.env | {"SOURCEWATCH_WEB_PORT": str(self.ports[name])},
+                                              preexec_fn=die_with_parent)
+        self._last[name] = 0.0
+
+    def sample(self) -> None:
+        for name, process in self.running.items():
+            usage = _proc_usage(process.pid)
+            if usage is not None:
+                cpu, peak = usage
+                self.cpu[name] += cpu - self._last[name]
+                self._last[name] = cpu
+                self.peak_mb[name] = max(self.peak_mb[name], peak)
+
+    def kill(self, name: str, at: float) -> None:
+        self.sample()
+        self.running[name].send_signal(signal.SIGKILL)
+        self.running[name].wait(timeout=30)
+        self.kills.append({"worker": name, "at_share": round(at, 2)})
+
+    def stop_all(self, role: str = "") -> list[str]:
+        """SIGTERM each (whose name starts with `role`), wait; the names of those that did not exit cleanly."""
+        self.sample()
+        unclean = []
+        for name, process in self.running.items():
+            if not name.startswith(role):
+                continue
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            if process.returncode != 0 and not any(kill["worker"] == name for kill in self.kills):
+                unclean.append(name)
+        return unclean
+
+
+def _members(bootstrap: str, prefix: str, role: str) -> list[str]:
+    return asyncio.run(group_members(bootstrap, consumer_group(prefix, role)))
+
+
+def _lags(bootstrap: str, prefix: str) -> dict[str, int]:
+    """Each group's lag over its topics."""
+    return {role: sum(asyncio.run(lag_by_topic(bootstrap, consumer_group(prefix, role))).values())
+            for role in ("all", "sink")}
+
+
+def _set_faults(control: str, faults: dict) -> None:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(control + "/__faults__", data=json.dumps(faults).encode(),
+                                     headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=60).close()
+
+
+def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None] = lambda _: None) -> dict:
+    """Run the soak (see the module) on the settings' broker and ClickHouse; its figures."""
+    from jobs.replay import read_topic
+
+    plan.run_dir.mkdir(parents=True, exist_ok=True)
+    bootstrap, prefix = bootstrap_address(settings), settings.topic_prefix
+    env = dict(os.environ)
+    window = plan.days * 86400 / plan.speed
+    with ExitStack() as stack:
+        web = stack.enter_context(serve_in_child(["simweb", "--sites", str(plan.sites), "--seed", str(plan.seed),
+                                                  "--speed", str(plan.speed)], env, timeout=300))
+        control = web["control"]
+        clock = simulated_clock(control)
+        origin_sim = datetime.fromisoformat(clock["SOURCEWATCH_REVISIT_CLOCK_ORIGIN"])
+        origin_wall = float(clock["SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL"])
+        env |= clock | {"SOURCEWATCH_PER_HOST_DELAY_SECONDS": f"{settings.per_host_delay_seconds / plan.speed:.6f}"}
+        truth = control_json(control + "/__truth__")
+        pages = [source["url"] for site in truth.values() for source in site["source_pages"]]
+        workers = Workers(env, plan.run_dir)
+        stack.callback(workers.stop_all)
+        workers.start("sink", "sink")
+        for index in range(plan.workers):
+            workers.start(f"process-{index}", "process")
+        progress(f"{plan.sites} simulated sites, {len(pages)} source pages; starting the sink and "
+                 f"{plan.workers} processing worker(s)")
+        deadline = time.monotonic() + 180
+        while (_members(bootstrap, prefix, "all").count(worker_client_id("process")) < plan.workers
+               or not _members(bootstrap, prefix, "sink")):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the workers did not join their groups in 180 s (logs in {plan.run_dir})")
+            time.sleep(1)
+        seeded = subprocess.run([sys.executable, "-m", "streams.cli", "watch", *pages], env=env,
+                                capture_output=True, text=True, timeout=300)
+        if seeded.returncode != 0:
+            raise RuntimeError(f"seeding the watch list failed: {seeded.stderr.strip()[-2000:]}")
+        progress(f"{len(pages)} pages watched; running {plan.days:g} simulated days ({window:.0f} s)")
+        began = time.monotonic()
+        max_lag: dict[str, int] = {"all": 0, "sink": 0}
+        pending = sorted([(KILL_PROCESSING_AT, "kill", "process-0"), (KILL_SINK_AT, "kill", "sink"),
+                          (FAULT_WINDOW[0], "faults on", ""), (FAULT_WINDOW[1], "faults off", "")]) \
+            if plan.faults else []
+        restarts: list[tuple[float, str, str]] = []
+        faulty = sorted(truth)[: max(1, round(FAULTY_SHARE * len(truth)))]
+        while (elapsed := time.monotonic() - began) < window:
+            share = elapsed / window
+            while pending and pending[0][0] <= share:
+                _, action, name = pending.pop(0)
+                if action == "kill":
+                    progress(f"SIGKILL {name} at {share:.0%} of the window; restarted in {RESTART_AFTER_SECONDS:.0f} s")
+                    workers.kill(name, share)
+                    restarts.append((time.monotonic() + RESTART_AFTER_SECONDS, name,
+                                     "sink" if name == "sink" else "process"))
+                elif action == "faults on":
+                    progress(f"faults on {len(faulty)} sites")
+                    _set_faults(control, {site: SITE_FAULTS[i % len(SITE_FAULTS)] for i, site in enumerate(faulty)})
+                else:
+                    progress("faults cleared")
+                    _set_faults(control, {site: {} for site in faulty})
+            for due, name, role in list(restarts):
+                if time.monotonic() >= due:
+                    workers.start(name, role)
+                    restarts.remove((due, name, role))
+            workers.sample()
+            for role, lag in _lags(bootstrap, prefix).items():
+                max_lag[role] = max(max_lag[role], lag)
+            time.sleep(SAMPLE_SECONDS)
+        end_sim = datetime.fromisoformat(control_json(control + "/__clock__")["now"])
+        # The watch never pauses (each tick makes new work), so the window ends by stopping the processing
+        # workers; what they produced the sink then drains.
+        progress("window over: the processing workers stop, the sink drains")
+        for _, name, role in restarts:
+            workers.start(name, role)
+        unclean = workers.stop_all("process")
+        drain_began = time.monotonic()
+        while _lags(bootstrap, prefix)["sink"] and time.monotonic() - drain_began < DRAIN_LIMIT_SECONDS:
+            workers.sample()
+            time.sleep(SAMPLE_SECONDS)
+        drained = round(time.monotonic() - drain_began, 1)
+        broker = LocalKafka.from_settings(settings).state()
+        broker_usage = _proc_usage(broker.pid) if broker else None
+        unclean += workers.stop_all("sink")
+    decisions_on_topic = asyncio.run(read_topic("revisit.decisions", True, "sourcewatch-soak"))[0]
+    figures = _against_truth(settings, truth, pages, origin_sim, origin_wall, plan.speed, end_sim)
+    ticks = Counter((decision.page_url, decision.tick_at) for decision in decisions_on_topic)
+    return {
+        "sites": plan.sites, "days": plan.days, "workers": plan.workers, "faults": plan.faults, "speed": plan.speed,
+        "watched": len(pages), "window_s": round(window, 1),
+        "decisions_per_s": round(len(decisions_on_topic) / window, 1), **figures,
+        "ticks_decided_twice": sum(count > 1 for count in ticks.values()),
+        "max_lag": max_lag, "sink_drain_s": drained, "kills": workers.kills, "unclean_exits": unclean,
+        "cpu_s": {name: round(value, 1) for name, value in workers.cpu.items()}
+        | ({"broker": round(broker_usage[0], 1)} if broker_usage else {}),
+        "peak_rss_mb": {name: round(value) for name, value in workers.peak_mb.items()}
+        | ({"broker": round(broker_usage[1])} if broker_usage else {}),
+        "run_dir": str(plan.run_dir),
+    }
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim: datetime, origin_wall: float,
+                   speed: float, end_sim: datetime) -> dict:
+    def simulated(real: datetime) -> datetime:
+        return origin_sim + timedelta(seconds=(_aware(real).timestamp() - origin_wall) * speed)
+
+    _, fetch_rows = read_clickhouse(settings, "SELECT url, fetched_at FROM fetches WHERE status IN (200, 304) "
+                                              "ORDER BY fetched_at")
+    fetched: dict[str, list[datetime]] = defaultdict(list)
+    for url, at in fetch_rows:
+        fetched[url].append(_aware(at))
+    _, change_rows = read_clickhouse(settings, "SELECT page_url, item_url, count(), min(created_at), "
+                                               "min(ingested_at) FROM changes GROUP BY page_url, item_url")
+    changes = {(page, item): (count, _aware(created), _aware(ingested))
+               for page, item, count, created, ingested in change_rows}
+    _, decided = read_clickhouse(settings, "SELECT page_url, max(tick_at) FROM revisit_decisions GROUP BY page_url")
+    last_tick = {page: _aware(at) for page, at in decided}
+    window_sim = end_sim - simulated(datetime.fromtimestamp(origin_wall, UTC))
+    lost_before = end_sim - window_sim / 10
+    published = in_changes = 0
+    missed: Counter[str] = Counter()
+    examples: dict[str, list[dict]] = defaultdict(list)
+    from_fetch, from_publication = [], []
+    for site in truth.values():
+        for source in site["source_pages"]:
+            page, reads = source["url"], fetched.get(source["url"], [])
+            if not reads:
+                missed["page never read"] += len(source["items"])
+                continue
+            first_read = simulated(reads[0])
+            reads_sim = [simulated(read) for read in reads]
+            items = sorted(source["items"], key=lambda item: item["published_at"])
+            times = [datetime.fromisoformat(item["published_at"]) for item in items]
+            for index, (item, at) in enumerate(zip(items, times, strict=True)):
+                if not first_read < at <= end_sim:
+                    continue
+                published += 1
+                row = changes.get((page, item["url"]))
+                if row is not None:
+                    in_changes += 1
+                    _, created, ingested = row
+                    saw = max((read for read in reads if read <= created), default=created)
+                    from_fetch.append((ingested - saw).total_seconds())
+                    publication_real = origin_wall + (at - origin_sim).total_seconds() / speed
+                    from_publication.append(ingested.timestamp() - publication_real)
+                    continue
+                next_read = next((read for read in reads_sim if read >= at), None)
+                if next_read is None:
+                    reason = "published after the page's last read"
+                elif sum(at < later <= next_read for later in times[index + 1:]) >= source["page_size"]:
+                    reason = "pushed off the first page before the next read"
+                else:
+                    reason = "read after its publication, not found"
+                missed[reason] += 1
+                if len(examples[reason]) < 5:
+                    examples[reason].append({"page": page, "item": item["url"], "published": at.isoformat(),
+                                             "next_read": next_read.isoformat() if next_read else None})
+    duplicates = sum(count > 1 for count, _, _ in changes.values())
+    return {"published": published, "in_changes": in_changes, "duplicates": duplicates,
+            "missed": dict(missed), "missed_examples": dict(examples), "watched_lost": sum(last_tick.get(page, end_sim - window_sim) < lost_before
+                                                        for page in pages),
+            "fetches": len(fetch_rows), "row_latency_from_fetch_s": _percentiles(from_fetch),
+            "row_latency_from_publication_s": _percentiles(from_publication)}
+
+
+def _percentiles(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "p99": None}
+    p50, p99 = np.percentile(values, [50, 99])
+    return {"p50": round(float(p50), 2), "p99": round(float(p99), 2)}
