@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections import Counter
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -156,9 +157,17 @@ class ChangeDetector:
             seeding |= page not in self.known
             self.known[page] = int(records[0].seen_at.timestamp() * 1000)
         found = []
+        links = Counter(record.item_url for record in records)
         for record in records:
-            key = f"{source}\x00{_digest(record_key(record))}"
-            if key in self.known:
+            # An item whose link no other record of the page shares is its link and title: its listed date may
+            # read differently from one read to the next (a relative date, a changed day-first reading) and is
+            # no new item. Records sharing a link (a series' meetings, talks linking to one conference) need
+            # their dates to be told apart.
+            whole = f"{source}\x00{_digest(record_key(record))}"
+            key = f"{source}\x00{_digest(record.item_url + chr(0) + record.title)}" \
+                if links[record.item_url] == 1 else whole
+            if key in self.known or whole in self.known:
+                self.known[key] = self.known.get(key) or self.known[whole]
                 continue
             self.known[key] = int(record.seen_at.timestamp() * 1000)
             if seeding:

@@ -2,7 +2,8 @@
 
 from datetime import UTC, datetime
 
-from agents.records import ChangeDetector, ListTemplates, read_records
+from agents.records import ChangeDetector, ListTemplates, _digest, read_records
+from models.records.extraction import record_key
 from schemas.crawl import PageFetched
 
 SOURCE = "https://club.example.org/events/"
@@ -112,3 +113,25 @@ def test_a_list_chosen_on_too_few_records_is_chosen_again_and_then_kept():
 def test_a_template_kept_before_choices_could_be_provisional_stays_kept():
     templates = ListTemplates({SOURCE: "html/body/main/ul|li.item"})
     assert templates.for_read(SOURCE, "revisit") == "html/body/main/ul|li.item"
+
+
+def test_an_item_read_with_another_date_is_not_new_but_a_series_meeting_is():
+    detector = ChangeDetector({}, {})
+    first = read_records(_page([3, 2, 1], "crawl-1")).records
+    detector.new_items(first, SOURCE, "crawl-1")
+    # The same items, their listed dates read a day later (a relative date, another day-first reading).
+    redated = [record.model_copy(update={"date": record.date.replace(day=record.date.day + 1)}) for record in first]
+    assert detector.new_items(redated, SOURCE, "crawl-2") == []
+    # A series' meetings share a link and a title: the date tells a new one from the last.
+    series = [first[0].model_copy(update={"item_url": SOURCE + "board/", "title": "Board meeting", "date": day})
+              for day in (datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 2, 1, tzinfo=UTC))]
+    assert len(detector.new_items(series, SOURCE, "crawl-2")) == 2
+    later = [series[0].model_copy(update={"date": datetime(2026, 4, 1, tzinfo=UTC)}), *series]
+    assert [item.date for item in detector.new_items(later, SOURCE, "crawl-3")] == [datetime(2026, 4, 1, tzinfo=UTC)]
+
+
+def test_items_known_under_the_former_key_stay_known():
+    records = read_records(_page([2, 1], "crawl-1")).records
+    former = {f"{SOURCE}\x00{_digest(record_key(record))}": 1 for record in records}
+    detector = ChangeDetector(former | {f"{SOURCE}\x00page\x00{_digest(SOURCE)}": 1}, {SOURCE: "crawl-1"})
+    assert detector.new_items(records, SOURCE, "crawl-2") == []
