@@ -110,6 +110,14 @@ def _relation_to_page(href: str, page: SplitResult | None) -> tuple[float, float
             float(own != other and (other.startswith(own) or own.startswith(other))))
 
 
+def _split(href: str) -> SplitResult:
+    """The parts of an href as written; an empty one for an href urllib refuses (a broken IPv6 host, a NUL)."""
+    try:
+        return urlsplit(href) if "\x00" not in href else urlsplit("")
+    except ValueError:
+        return urlsplit("")
+
+
 def page_features(root: lxml.html.HtmlElement, page_url: str = "",
                   nodes: list[lxml.html.HtmlElement] | None = None) -> list[NodeFeatures]:
     """The features of every clickable node (or of these, in document order); page_url (where the page was
@@ -126,7 +134,7 @@ def page_features(root: lxml.html.HtmlElement, page_url: str = "",
     for index, node in enumerate(nodes):
         href, text = hrefs[index], texts[index]
         own_classes = (node.get("class") or "").lower().split()
-        split = urlsplit(href) if "\x00" not in href else urlsplit("")
+        split = _split(href)
         try:
             keys = [key.lower() for key, _ in parse_qsl(split.query, keep_blank_values=True)]
         except ValueError:

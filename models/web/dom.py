@@ -13,6 +13,19 @@ _SPACES = re.compile(r"\s+")
 # parser keeps some in text, and then refuses the tree's text when a stage writes it back (mis-declared UTF-16
 # and binary junk in a page bring them). They carry no text: dropped before parsing.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# The same characters written as numeric character references (`&#1;`, `&#xFFFE;`): the parser decodes them.
+_REFERENCE = re.compile(r"&#(x[0-9a-f]{1,8}|[0-9]{1,10});?", re.IGNORECASE)
+
+
+def _unless_not_xml(reference: re.Match) -> str:
+    code = reference.group(1)
+    point = int(code[1:], 16) if code[0] in "xX" else int(code)
+    return "" if point < 0x110000 and _NOT_XML.match(chr(point)) else reference.group(0)
+
+
+def _xml_safe(html: str) -> str:
+    html = _NOT_XML.sub("", html)
+    return _REFERENCE.sub(_unless_not_xml, html) if "&#" in html else html
 
 
 def normalize_space(text: str) -> str:
@@ -26,6 +39,6 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
         return None
     try:
         # Bytes would make lxml re-guess the encoding; the text is already decoded.
-        return lxml.html.document_fromstring(_NOT_XML.sub("", html).encode("utf-8"), parser=_UTF8_PARSER)
+        return lxml.html.document_fromstring(_xml_safe(html).encode("utf-8"), parser=_UTF8_PARSER)
     except (lxml.etree.ParserError, ValueError):
         return None

@@ -1,6 +1,7 @@
 import pytest
 
 from models.web.decoding import decode_body, looks_binary
+from models.web.dom import parse_html
 
 TEXT = "<html><body><h1>活動訊息：市民講座與親子活動報名開始，歡迎踴躍參加</h1><p>最新消息與公告</p></body></html>" * 3
 
@@ -40,3 +41,10 @@ def test_binary_detection():
     assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
     assert not looks_binary(TEXT.encode("utf-8"))
     assert not looks_binary(b"")
+
+
+def test_characters_xml_cannot_hold_are_dropped_before_parsing_even_as_references():
+    # lxml keeps them in the tree's text, then refuses that text when a stage writes it back.
+    root = parse_html("<p>a\x01b&#1;c&#xFFFE;d&#x7;e\ud800&#65;&#x263A;</p>")
+    assert root.text_content() == "abcdeA\u263a"
+    root.find(".//p").text = " " + root.find(".//p").text  # writing it back works

@@ -34,6 +34,13 @@ def test_features_cover_every_clickable_node():
     assert next_node.parent_tag == "div" and next_node.class_ngrams and next_node.query_ngrams
 
 
+def test_hrefs_urllib_refuses_have_features_too():
+    # A broken IPv6 host and a bracketed name: urlsplit raises on both; the node is still a node.
+    html = ('<html><body><a href="http://[::1/x">a</a><a href="http://[&_span]/y">b</a>'
+            '<a href="/list?page=2">2</a></body></html>')
+    assert len(page_features(parse_html(html), "https://site.example/list")) == 3
+
+
 def test_train_save_load_predict(trained, tmp_path):
     unseen = _page(99, 3)
     before = trained.predict([unseen.html])
