@@ -22,11 +22,13 @@ part of the run. Afterwards, once the groups have drained, the stored rows are h
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -41,6 +43,7 @@ from infra.kafka_topics import consumer_group, group_members, lag_by_topic, work
 from infra.processes import die_with_parent, serve_in_child
 from infra.settings import Settings
 from infra.sql_owner import read_clickhouse
+from jobs.replay import read_topic
 from jobs.simweb_control import control_json, simulated_clock
 
 SAMPLE_SECONDS = 2.0
@@ -147,9 +150,6 @@ def _lags(bootstrap: str, prefix: str) -> dict[str, int]:
 
 
 def _set_faults(control: str, faults: dict) -> None:
-    import json
-    import urllib.request
-
     request = urllib.request.Request(control + "/__faults__", data=json.dumps(faults).encode(),
                                      headers={"Content-Type": "application/json"})
     urllib.request.urlopen(request, timeout=60).close()
@@ -157,8 +157,6 @@ def _set_faults(control: str, faults: dict) -> None:
 
 def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None] = lambda _: None) -> dict:
     """Run the soak (see the module) on the settings' broker and ClickHouse; its figures."""
-    from jobs.replay import read_topic
-
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     bootstrap, prefix = bootstrap_address(settings), settings.topic_prefix
     env = dict(os.environ)
@@ -203,7 +201,8 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
             while pending and pending[0][0] <= share:
                 _, action, name = pending.pop(0)
                 if action == "kill":
-                    progress(f"SIGKILL {name} at {share:.0%} of the window; restarted in {RESTART_AFTER_SECONDS:.0f} s")
+                    progress(f"SIGKILL {name} at {share:.0%} of the window; restarted in "
+                             f"{RESTART_AFTER_SECONDS:.0f} s")
                     workers.kill(name, share)
                     restarts.append((time.monotonic() + RESTART_AFTER_SECONDS, name,
                                      "sink" if name == "sink" else "process"))
@@ -314,9 +313,9 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
                     examples[reason].append({"page": page, "item": item["url"], "published": at.isoformat(),
                                              "next_read": next_read.isoformat() if next_read else None})
     duplicates = sum(count > 1 for count, _, _ in changes.values())
+    lost = sum(last_tick.get(page, end_sim - window_sim) < lost_before for page in pages)
     return {"published": published, "in_changes": in_changes, "duplicates": duplicates,
-            "missed": dict(missed), "missed_examples": dict(examples), "watched_lost": sum(last_tick.get(page, end_sim - window_sim) < lost_before
-                                                        for page in pages),
+            "missed": dict(missed), "missed_examples": dict(examples), "watched_lost": lost,
             "fetches": len(fetch_rows), "row_latency_from_fetch_s": _percentiles(from_fetch),
             "row_latency_from_publication_s": _percentiles(from_publication)}
 
