@@ -2,8 +2,8 @@
 
 The simulated web (N sites, real update series) runs on a sped-up clock; a sink worker and W processing
 workers (`worker --role`, child processes) watch every site's source page, seeded straight into the watch list,
-for D simulated days. While it runs: each process's CPU seconds and peak memory (the broker's too), and each
-consumer group's lag. With faults: a processing worker is SIGKILLed and restarted 30 s later, then the sink
+for D simulated days. While it runs: each process's CPU seconds and peak memory (the broker's too, when it is the
+local one `sourcewatch kafka` runs), and each consumer group's lag. With faults: a processing worker is SIGKILLed and restarted 30 s later, then the sink
 worker; a share of sites answer 429/503 storms, hang, trap crawlers, send broken encodings or huge pages for a
 part of the run. Afterwards, once the groups have drained, the stored rows are held against the truth:
 

@@ -23,7 +23,8 @@ def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_t
     assert result["duplicates"] == 0 and result["ticks_decided_twice"] == 0 and result["watched_lost"] == 0
     assert [kill["worker"] for kill in result["kills"]] == ["process-0", "sink"]
     assert result["unclean_exits"] == []
-    assert {"sink", "process-0", "broker"} <= set(result["cpu_s"]) and result["peak_rss_mb"]["sink"] > 0
+    # (The broker's own figures come when it is the local broker `sourcewatch kafka` runs; here it is the tests'.)
+    assert {"sink", "process-0"} <= set(result["cpu_s"]) and result["peak_rss_mb"]["sink"] > 0
     # The exit code says whether anything was lost that the soak cannot explain.
     unexplained = result["missed"].get("read after its publication, not found", 0)
     assert done.returncode == (1 if unexplained else 0)
