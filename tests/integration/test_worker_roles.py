@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from infra.kafka_broker import first_free_port
 from infra.kafka_topics import consumer_group, group_members, worker_client_id
 from infra.processes import serve_in_child
 from infra.sql_owner import chdb_owner
@@ -21,9 +22,16 @@ from tests.integration.test_sink_faults import _stop
 pytestmark = pytest.mark.kafka
 
 
+_ports: set[int] = set()
+
+
 def _start(env: dict[str, str], role: str, log: Path) -> subprocess.Popen:
+    # Workers starting at once would each take the first free web port: each gets its own.
+    port = first_free_port(int(env["SOURCEWATCH_WEB_PORT"]), exclude=frozenset(_ports))
+    _ports.add(port)
     return subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--role", role, "--loglevel", "info"],
-                            env=env, cwd=ROOT, stdout=log.open("a"), stderr=subprocess.STDOUT, text=True)
+                            env=env | {"SOURCEWATCH_WEB_PORT": str(port)}, cwd=ROOT, stdout=log.open("a"),
+                            stderr=subprocess.STDOUT, text=True)
 
 
 def _members(env: dict[str, str], role: str) -> list[str]:
