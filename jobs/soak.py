@@ -272,7 +272,7 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
                for page, item, count, created, ingested in change_rows}
     _, decided = read_clickhouse(settings, "SELECT page_url, max(tick_at) FROM revisit_decisions GROUP BY page_url")
     last_tick = {page: _aware(at) for page, at in decided}
-    window_sim = end_sim - simulated(datetime.fromtimestamp(origin_wall, UTC))
+    window_sim = end_sim - origin_sim
     lost_before = end_sim - window_sim / 10
     published = in_changes = 0
     missed: Counter[str] = Counter()

@@ -49,14 +49,14 @@ def load_agents(role: str = "all") -> list[str]:
 async def role_conflict(bootstrap: str, prefix: str, role: str) -> str | None:
     """Why a worker in this role may not join the workers running now, or None."""
     processing = await group_members(bootstrap, consumer_group(prefix))
-    others = {"all": {"process"}, "process": {"all"}, "sink": {"all"}}[role]
-    for other in sorted(others):
-        if worker_client_id(other) in processing:
-            return (f"a worker in role {other} is running ({processing.count(worker_client_id(other))} in the "
-                    f"group): a {role} worker may not run beside it; stop it, or start this one as --role {other}"
-                    if role != "sink" else
-                    "a worker in role all is running (it has its own sink): stop it and run workers in role process "
-                    "beside this sink")
+    other = "process" if role == "all" else "all"
+    running = processing.count(worker_client_id(other))
+    if running and role == "sink":
+        return ("a worker in role all is running (it has its own sink): stop it and run workers in role process "
+                "beside this sink")
+    if running:
+        return (f"a worker in role {other} is running ({running} in the group): a {role} worker may not run "
+                f"beside it; stop it, or start this one as --role {other}")
     if role == "all" and await group_members(bootstrap, consumer_group(prefix, "sink")):
         return "a worker in role sink is running: start this one as --role process"
     return None
