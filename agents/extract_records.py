@@ -21,10 +21,11 @@ import faust
 
 from agents.item_times import HeldOutcomes
 from agents.links import is_html
+from agents.overflow import next_page_request, next_page_url, overflowed, shared_tagger
 from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_records, revisit_outcome, source_of
 from models.records.item_time import published_time
 from models.web.dom import parse_html
-from schemas.crawl import ITEM_TIME_REASON, RECORD_REASONS, PageFetched
+from schemas.crawl import ITEM_TIME_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events
@@ -89,11 +90,14 @@ async def extract_records(stream):
                     crawl.records_sent += 1
                     await send("records.extracted", record)
                 records = read.records
-                new_items = detector.new_items(read.records, source, page.crawl_id, reseed)
+                overflow = page.reason == OVERFLOW_REASON
+                new_items = detector.new_items(read.records, source, page.crawl_id, reseed, overflow)
                 for item in new_items:
                     crawl.new_items_sent += 1
-                    metrics.count("new_items", "extract_records")
+                    metrics.count("new_items", "extract_records", page="next" if overflow else "first")
                     await send("changes.detected", item)
+                if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(read.records, new_items):
+                    await _read_on(page, loop)
                 metrics.count("records_extracted", "extract_records", len(read.records))
                 metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                 metrics.count("pages_read", "extract_records")
@@ -107,6 +111,20 @@ async def extract_records(stream):
                     await send("crawl.requests", request)
                 metrics.count("item_pages_requested", "extract_records", len(sending.requests))
             crawl.pages_extracted += 1
+
+
+async def _read_on(page: PageFetched, loop) -> None:
+    """A watched list's read found every item new: fetch its next page (agents.overflow)."""
+    tagger = await loop.run_in_executor(None, shared_tagger, settings.pagination_model)
+    url = await loop.run_in_executor(None, next_page_url, tagger, page, settings.pagination_model)
+    request = next_page_request(page, url, settings.pagination_max_pages) if url else None
+    if request is None:
+        log.info("%s: every item new, and %s", page.url, "no next page shown" if not url else "its pages all read")
+        metrics.count("overflows_unfollowed", "extract_records", reason="no next page" if not url else "budget")
+        return
+    log.info("%s: every item new; reading on at %s", page.url, url)
+    metrics.count("overflows_followed", "extract_records")
+    await send("crawl.requests", request)
 
 
 async def _read_item_time(page: PageFetched, held: HeldOutcomes, loop) -> None:

@@ -26,7 +26,7 @@ from models.records.main_list import extract_records
 from models.records.witnesses import WITNESS_PAGES, Fingerprint, merged, page_fingerprint
 from models.web.dom import parse_html
 from schemas.base import derived_event_id
-from schemas.crawl import PageFetched
+from schemas.crawl import LATER_PAGE_REASONS, PageFetched
 from schemas.discovery import DISCOVER_REASON
 from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.revisit import RevisitOutcome
@@ -122,14 +122,14 @@ class ListTemplates:
         """The template to read this source's page with ("": the ranker chooses): the kept one, and for a page
         of the list the provisional one too."""
         entry = self._entry(source)
-        kept = entry.get("records", 0) >= self.LOCKED_AT or reason == "paginate"
+        kept = entry.get("records", 0) >= self.LOCKED_AT or reason in LATER_PAGE_REASONS
         return entry.get("template", "") if kept else ""
 
     def settle(self, source: str, reason: str, extraction: Extraction) -> bool:
         """Record a read's choice (a source's own page only, not a later page of its list); whether it replaced an
         earlier, provisional choice with another list — its items are then to be seeded, not reported."""
         entry = self._entry(source)
-        if reason == "paginate" or not extraction.template or entry.get("records", 0) >= self.LOCKED_AT:
+        if reason in LATER_PAGE_REASONS or not extraction.template or entry.get("records", 0) >= self.LOCKED_AT:
             return False
         self.table[source] = {"template": extraction.template, "records": len(extraction.records)}
         return bool(entry.get("template")) and entry["template"] != extraction.template
@@ -147,14 +147,17 @@ class ChangeDetector:
         self.first_crawl = first_crawl
 
     def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str,
-                  reseed: bool = False) -> list[ItemDiscovered]:
+                  reseed: bool = False, overflow: bool = False) -> list[ItemDiscovered]:
         """The records' items this source never listed before (none while its first read is seeding, or when
         `reseed`: the source's list was chosen anew). The records are one page's; a page of the list never
-        read before (one the first read did not reach) seeds too: its items are unknown, not new."""
+        read before (one the first read did not reach) seeds too: its items are unknown, not new. An
+        `overflow` read (agents.overflow: the list's next page, read because the page before it was all new)
+        reports the items before its first known one — pushed off the page before — and seeds the rest, older
+        items that page never showed."""
         seeding = self.first_crawl.setdefault(source, crawl_id) == crawl_id or reseed
         if records:
             page = f"{source}\x00page\x00{_digest(records[0].page_url)}"
-            seeding |= page not in self.known
+            seeding |= page not in self.known and not overflow
             self.known[page] = int(records[0].seen_at.timestamp() * 1000)
         found = []
         links = Counter(record.item_url for record in records)
@@ -168,6 +171,7 @@ class ChangeDetector:
                 if links[record.item_url] == 1 else whole
             if key in self.known or whole in self.known:
                 self.known[key] = self.known.get(key) or self.known[whole]
+                seeding |= overflow  # listings run newest first: what follows a known item is older
                 continue
             self.known[key] = int(record.seen_at.timestamp() * 1000)
             if seeding:

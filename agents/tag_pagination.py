@@ -15,8 +15,9 @@ import asyncio
 import faust
 
 from agents.links import is_html
+from agents.overflow import shared_tagger
 from agents.pagination import PaginationFollower, tag_pages
-from models.pagination.tagger import MAX_TAGGED_NODES, load_tagger, model_name
+from models.pagination.tagger import MAX_TAGGED_NODES, model_name
 from schemas.crawl import LISTING_REASONS
 from streams import metrics, progress
 from streams.app import app, settings
@@ -43,7 +44,7 @@ async def tag_pagination(stream):
         pages = [page for page in await decode_events("pages.fetched", events) if page.reason in LISTING_REASONS]
         listings = [page for page in pages if page.ok and is_html(page)]
         if listings:
-            model = model or await loop.run_in_executor(None, load_tagger, settings.pagination_model)
+            model = model or await loop.run_in_executor(None, shared_tagger, settings.pagination_model)
             for tags in await loop.run_in_executor(None, tag_pages, model, name, listings):
                 metrics.count("pages_tagged", "tag_pagination")
                 if tags.nodes > MAX_TAGGED_NODES:

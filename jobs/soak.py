@@ -2,9 +2,11 @@
 
 The simulated web (N sites, real update series) runs on a sped-up clock; a sink worker and W processing
 workers (`worker --role`, child processes) watch every site's source page, seeded straight into the watch list,
-for D simulated days. While it runs: each process's CPU seconds and peak memory (the broker's too, when it is the
-local one `sourcewatch kafka` runs), and each consumer group's lag. With faults: a processing worker is SIGKILLed and restarted 30 s later, then the sink
-worker; a share of sites answer 429/503 storms, hang, trap crawlers, send broken encodings or huge pages for a
+for D simulated days. While it runs: each process's CPU seconds and memory (the broker's too, when it is the
+local one `sourcewatch kafka` runs), and each consumer group's lag. With faults, one process down at a time
+for `down_seconds` (30 by default): a processing worker SIGKILLed, then the sink worker, then the local broker
+stopped (the workers must reconnect on their own); a share of sites answer 429/503 storms, hang, trap crawlers,
+send broken encodings or huge pages for a
 part of the run. Afterwards, once the groups have drained, the stored rows are held against the truth:
 
 - an item counts as published in the window when it appeared after its page's first read and before the end;
@@ -16,7 +18,10 @@ part of the run. Afterwards, once the groups have drained, the stored rows are h
 - `ticks_decided_twice`: (page, tick) pairs on revisit.decisions more than once (the topic, not the deduplicated
   table);
 - latency of a new item's row: from the fetch that saw it (real seconds), and from its publication (simulated
-  time converted to real seconds at the clock's speed).
+  time converted to real seconds at the clock's speed);
+- politeness, measured at the simulated sites' server: requests in flight per site, the shortest gap between
+  two, requests before a Retry-After had passed; memory: each process's resident size late in the run over
+  early in it.
 """
 
 from __future__ import annotations
@@ -47,12 +52,12 @@ from jobs.replay import read_topic
 from jobs.simweb_control import control_json, simulated_clock
 
 SAMPLE_SECONDS = 2.0
-RESTART_AFTER_SECONDS = 30.0
 # The share of sites the simulated web's faults hit, and the part of the window they last.
 FAULTY_SHARE = 0.1
 FAULT_WINDOW = (0.6, 0.75)
-# When in the window a processing worker, then the sink worker, is killed.
-KILL_PROCESSING_AT, KILL_SINK_AT = 0.25, 0.45
+# When in the window a processing worker, then the sink worker, is killed, and the local broker stopped (each
+# waits until the one before is back).
+KILL_PROCESSING_AT, KILL_SINK_AT, RESTART_BROKER_AT = 0.25, 0.45, 0.55
 DRAIN_LIMIT_SECONDS = 600.0
 SITE_FAULTS = ({"status": 429, "status_rate": 0.8}, {"status": 503, "status_rate": 0.5}, {"hang": True},
                {"traps": True}, {"broken_encoding": True}, {"huge": True})
@@ -67,31 +72,44 @@ class SoakPlan:
     speed: float
     seed: int
     run_dir: Path
+    # How long a killed worker, and the stopped broker, stay down.
+    down_seconds: float = 30.0
 
 
-def _proc_usage(pid: int) -> tuple[float, float] | None:
-    """(CPU seconds, peak resident MB) of a live process, from /proc; None when it is gone."""
+def _proc_usage(pid: int) -> tuple[float, float, float] | None:
+    """(CPU seconds, peak resident MB, resident MB now) of a live process, from /proc; None when it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         status = Path(f"/proc/{pid}/status").read_text()
     except (FileNotFoundError, ProcessLookupError):
         return None
     cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    peak = next((int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM:")), 0.0)
-    return cpu, peak
+    memory = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in status.splitlines()
+              if line.startswith(("VmHWM:", "VmRSS:"))}
+    return cpu, memory.get("VmHWM", 0.0), memory.get("VmRSS", 0.0)
 
 
 class Workers:
-    """The soak's worker processes by name; each one's usage summed over its lives (a restart is a new life)."""
+    """The soak's worker processes by name; each one's usage summed over its lives (a restart is a new life).
+    A process it did not start (the local broker) is observed from the moment it is named: its CPU from then,
+    its largest resident size sampled (its own peak would reach back before the soak)."""
 
     def __init__(self, env: dict[str, str], run_dir: Path) -> None:
         self.env, self.run_dir = env, run_dir
         self.running: dict[str, subprocess.Popen] = {}
+        self.observed: dict[str, int] = {}
         self.cpu: dict[str, float] = defaultdict(float)
         self.peak_mb: dict[str, float] = defaultdict(float)
+        # Resident MB at each sample, per process: whether memory stays bounded over the run.
+        self.rss_mb: dict[str, list[float]] = defaultdict(list)
         self._last: dict[str, float] = {}
         self.kills: list[dict] = []
         self.ports: dict[str, int] = {}
+
+    def observe(self, name: str, pid: int) -> None:
+        usage = _proc_usage(pid)
+        if usage is not None:
+            self.observed[name], self._last[name] = pid, usage[0]
 
     def start(self, name: str, role: str) -> None:
         # Workers starting at once would each take the first free web port: each gets its own, kept on restart.
@@ -106,13 +124,25 @@ class Workers:
         self._last[name] = 0.0
 
     def sample(self) -> None:
-        for name, process in self.running.items():
-            usage = _proc_usage(process.pid)
+        pids = {name: process.pid for name, process in self.running.items()} | self.observed
+        for name, pid in pids.items():
+            usage = _proc_usage(pid)
             if usage is not None:
-                cpu, peak = usage
+                cpu, peak, now = usage
                 self.cpu[name] += cpu - self._last[name]
                 self._last[name] = cpu
-                self.peak_mb[name] = max(self.peak_mb[name], peak)
+                self.peak_mb[name] = max(self.peak_mb[name], now if name in self.observed else peak)
+                self.rss_mb[name].append(now)
+
+    def memory_growth(self) -> dict[str, float]:
+        """Per process, resident MB in the run's last quarter over its second quarter (after start-up): near 1
+        when memory is bounded."""
+        growth = {}
+        for name, samples in self.rss_mb.items():
+            quarter = len(samples) // 4
+            if quarter and (second := max(samples[quarter:2 * quarter])):
+                growth[name] = round(max(samples[3 * quarter:]) / second, 2)
+        return growth
 
     def kill(self, name: str, at: float) -> None:
         self.sample()
@@ -189,23 +219,37 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         if seeded.returncode != 0:
             raise RuntimeError(f"seeding the watch list failed: {seeded.stderr.strip()[-2000:]}")
         progress(f"{len(pages)} pages watched; running {plan.days:g} simulated days ({window:.0f} s)")
+        broker = LocalKafka.from_settings(settings)
+        broker_state = broker.state()
+        local_broker = broker_state is not None and broker_state.bootstrap == bootstrap
+        if local_broker:
+            workers.observe("broker", broker_state.pid)
         began = time.monotonic()
         max_lag: dict[str, int] = {"all": 0, "sink": 0}
         pending = sorted([(KILL_PROCESSING_AT, "kill", "process-0"), (KILL_SINK_AT, "kill", "sink"),
-                          (FAULT_WINDOW[0], "faults on", ""), (FAULT_WINDOW[1], "faults off", "")]) \
+                          (FAULT_WINDOW[0], "faults on", ""), (FAULT_WINDOW[1], "faults off", "")]
+                         + ([(RESTART_BROKER_AT, "stop broker", "broker")] if local_broker else [])) \
             if plan.faults else []
         restarts: list[tuple[float, str, str]] = []
         faulty = sorted(truth)[: max(1, round(FAULTY_SHARE * len(truth)))]
         while (elapsed := time.monotonic() - began) < window:
             share = elapsed / window
-            while pending and pending[0][0] <= share:
+            # One process down at a time: a kill waits until the last one killed is back.
+            while pending and pending[0][0] <= share and (pending[0][1].startswith("faults") or not restarts):
                 _, action, name = pending.pop(0)
                 if action == "kill":
                     progress(f"SIGKILL {name} at {share:.0%} of the window; restarted in "
-                             f"{RESTART_AFTER_SECONDS:.0f} s")
+                             f"{plan.down_seconds:.0f} s")
                     workers.kill(name, share)
-                    restarts.append((time.monotonic() + RESTART_AFTER_SECONDS, name,
+                    restarts.append((time.monotonic() + plan.down_seconds, name,
                                      "sink" if name == "sink" else "process"))
+                elif action == "stop broker":
+                    progress(f"the broker stops at {share:.0%} of the window; started again in "
+                             f"{plan.down_seconds:.0f} s")
+                    workers.sample()
+                    broker.stop()
+                    workers.kills.append({"worker": "broker", "at_share": round(share, 2)})
+                    restarts.append((time.monotonic() + plan.down_seconds, "broker", "broker"))
                 elif action == "faults on":
                     progress(f"faults on {len(faulty)} sites")
                     _set_faults(control, {site: SITE_FAULTS[i % len(SITE_FAULTS)] for i, site in enumerate(faulty)})
@@ -214,27 +258,33 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
                     _set_faults(control, {site: {} for site in faulty})
             for due, name, role in list(restarts):
                 if time.monotonic() >= due:
-                    workers.start(name, role)
+                    if name == "broker":
+                        _restart_broker(broker, broker_state, workers)
+                    else:
+                        workers.start(name, role)
                     restarts.remove((due, name, role))
             workers.sample()
-            for role, lag in _lags(bootstrap, prefix).items():
-                max_lag[role] = max(max_lag[role], lag)
+            if not any(name == "broker" for _, name, _ in restarts):
+                for role, lag in _lags(bootstrap, prefix).items():
+                    max_lag[role] = max(max_lag[role], lag)
             time.sleep(SAMPLE_SECONDS)
         end_sim = datetime.fromisoformat(control_json(control + "/__clock__")["now"])
         # The watch never pauses (each tick makes new work), so the window ends by stopping the processing
         # workers; what they produced the sink then drains.
         progress("window over: the processing workers stop, the sink drains")
         for _, name, role in restarts:
-            workers.start(name, role)
+            if name == "broker":
+                _restart_broker(broker, broker_state, workers)
+            else:
+                workers.start(name, role)
         unclean = workers.stop_all("process")
         drain_began = time.monotonic()
         while _lags(bootstrap, prefix)["sink"] and time.monotonic() - drain_began < DRAIN_LIMIT_SECONDS:
             workers.sample()
             time.sleep(SAMPLE_SECONDS)
         drained = round(time.monotonic() - drain_began, 1)
-        broker = LocalKafka.from_settings(settings).state()
-        broker_usage = _proc_usage(broker.pid) if broker else None
         unclean += workers.stop_all("sink")
+        visits = control_json(control + "/__visits__")
     decisions_on_topic = asyncio.run(read_topic("revisit.decisions", True, "sourcewatch-soak"))[0]
     figures = _against_truth(settings, truth, pages, origin_sim, origin_wall, plan.speed, end_sim)
     ticks = Counter((decision.page_url, decision.tick_at) for decision in decisions_on_topic)
@@ -244,12 +294,39 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         "decisions_per_s": round(len(decisions_on_topic) / window, 1), **figures,
         "ticks_decided_twice": sum(count > 1 for count in ticks.values()),
         "max_lag": max_lag, "sink_drain_s": drained, "kills": workers.kills, "unclean_exits": unclean,
-        "cpu_s": {name: round(value, 1) for name, value in workers.cpu.items()}
-        | ({"broker": round(broker_usage[0], 1)} if broker_usage else {}),
-        "peak_rss_mb": {name: round(value) for name, value in workers.peak_mb.items()}
-        | ({"broker": round(broker_usage[1])} if broker_usage else {}),
+        "broker_restarted": any(kill["worker"] == "broker" for kill in workers.kills)
+        if local_broker else "no: not the local broker",
+        "politeness": politeness(visits, settings.per_host_concurrency,
+                                 settings.per_host_delay_seconds / plan.speed),
+        "cpu_s": {name: round(value, 1) for name, value in workers.cpu.items()},
+        "peak_rss_mb": {name: round(value) for name, value in workers.peak_mb.items()},
+        "memory_growth": workers.memory_growth(),
         "run_dir": str(plan.run_dir),
     }
+
+
+def _restart_broker(broker: LocalKafka, before, workers: Workers) -> None:
+    """Start the local broker again, on its port (the workers reconnect to the address they know)."""
+    state = broker.start()
+    if state.port != before.port:
+        raise RuntimeError(f"the broker came back on port {state.port}, not {before.port}: the workers cannot "
+                           "reach it")
+    workers.observe("broker", state.pid)
+
+
+def politeness(visits: dict[str, dict], concurrency: int, delay_s: float) -> dict:
+    """How the crawl treated the simulated sites, measured at their server (infra.simweb `/__visits__`): the
+    most requests one site had in flight at once, the shortest gap between two of a site's requests (the
+    setting's delay, in real seconds on the sped-up clock; arrivals jitter by a connection's set-up), and
+    requests made before a Retry-After had passed; `exceeded`: sites over the concurrency or not waiting."""
+    gaps = [site["min_gap_s"] for site in visits.values() if site["min_gap_s"] is not None]
+    crowded = sorted(name for name, site in visits.items() if site["max_in_flight"] > concurrency)
+    impatient = sorted(name for name, site in visits.items() if site["before_retry_after"])
+    return {"requests": sum(site["requests"] for site in visits.values()),
+            "max_in_flight": max((site["max_in_flight"] for site in visits.values()), default=0),
+            "allowed_in_flight": concurrency, "min_gap_s": min(gaps, default=None), "delay_s": round(delay_s, 6),
+            "before_retry_after": sum(site["before_retry_after"] for site in visits.values()),
+            "exceeded": sorted(set(crowded) | set(impatient))}
 
 
 def _aware(moment: datetime) -> datetime:
@@ -266,8 +343,9 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
     fetched: dict[str, list[datetime]] = defaultdict(list)
     for url, at in fetch_rows:
         fetched[url].append(_aware(at))
-    _, change_rows = read_clickhouse(settings, "SELECT page_url, item_url, count(), min(created_at), "
-                                               "min(ingested_at) FROM changes GROUP BY page_url, item_url")
+    # Per source page: an item may be read on a later page of its list (agents.overflow).
+    _, change_rows = read_clickhouse(settings, "SELECT source_url, item_url, count(), min(created_at), "
+                                               "min(ingested_at) FROM changes GROUP BY source_url, item_url")
     changes = {(page, item): (count, _aware(created), _aware(ingested))
                for page, item, count, created, ingested in change_rows}
     _, decided = read_clickhouse(settings, "SELECT page_url, max(tick_at) FROM revisit_decisions GROUP BY page_url")
@@ -276,6 +354,7 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
     lost_before = end_sim - window_sim / 10
     published = in_changes = 0
     missed: Counter[str] = Counter()
+    missed_on: dict[str, Counter[str]] = defaultdict(Counter)
     examples: dict[str, list[dict]] = defaultdict(list)
     from_fetch, from_publication = [], []
     for site in truth.values():
@@ -309,13 +388,15 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
                 else:
                     reason = "read after its publication, not found"
                 missed[reason] += 1
+                missed_on[reason][page] += 1
                 if len(examples[reason]) < 5:
                     examples[reason].append({"page": page, "item": item["url"], "published": at.isoformat(),
                                              "next_read": next_read.isoformat() if next_read else None})
     duplicates = sum(count > 1 for count, _, _ in changes.values())
     lost = sum(last_tick.get(page, end_sim - window_sim) < lost_before for page in pages)
     return {"published": published, "in_changes": in_changes, "duplicates": duplicates,
-            "missed": dict(missed), "missed_examples": dict(examples), "watched_lost": lost,
+            "missed": dict(missed), "missed_examples": dict(examples),
+            "missed_most_on": {reason: dict(pages.most_common(5)) for reason, pages in missed_on.items()}, "watched_lost": lost,
             "fetches": len(fetch_rows), "row_latency_from_fetch_s": _percentiles(from_fetch),
             "row_latency_from_publication_s": _percentiles(from_publication)}
 

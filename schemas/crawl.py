@@ -11,8 +11,14 @@ from schemas.base import Message
 
 # Fetches whose pages are listings to read: a source page, and the further pages of its list.
 LISTING_REASONS = ("source", "paginate")
-# Fetches whose records are read: the listings, and a source page fetched again to look for new items.
-RECORD_REASONS = (*LISTING_REASONS, "revisit")
+# A watched listing's next page, fetched because a revisit found every item of the page before it new
+# (agents.overflow).
+OVERFLOW_REASON = "overflow"
+# Later pages of a list: read with the template of its first page.
+LATER_PAGE_REASONS = ("paginate", OVERFLOW_REASON)
+# Fetches whose records are read: the listings, a source page fetched again to look for new items, and the
+# next pages of one whose items were all new.
+RECORD_REASONS = (*LISTING_REASONS, "revisit", OVERFLOW_REASON)
 # A watched listing's item page, fetched for the time its listing did not give.
 ITEM_TIME_REASON = "item_time"
 
@@ -35,7 +41,7 @@ class CrawlRequest(CrawlScoped):
 
     url: str
     # Why it is fetched: seed, bfs, source (a listing page to read), paginate (a further page of one), revisit,
-    # item_time (an item's page, for its publication time).
+    # item_time (an item's page, for its publication time), overflow (a watched list's next page).
     reason: str = "seed"
     referrer: str | None = None
     # Validators of the last fetch, for a conditional GET.

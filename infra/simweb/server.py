@@ -5,7 +5,9 @@ items each source page shows; Last-Modified and ETag follow the content. The
 control port serves `/__truth__` (every site's source pages, listing pages and
 items with publication times: for evaluation only, never for crawlers),
 `/__clock__` (GET to read, POST {"advance_hours": H} to jump forward or {"speed": S} to change speed), and
-`/__faults__` (GET to read, POST to set faults globally or per site).
+`/__faults__` (GET to read, POST to set faults globally or per site), and `/__visits__` (per site, how crawlers
+treated it: requests, most in flight at once, the shortest gap between two, requests before a Retry-After had
+passed).
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from infra.simweb.generator import Item, SiteSpec, SourceSpec, generate_web
 # The simulated clock starts here (a Monday morning), so weekly and daily patterns line up.
 SIM_START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 STATIC_MODIFIED = SIM_START - timedelta(days=30)
+# What a 429/503 fault's Retry-After asks for (real seconds).
+RETRY_AFTER_SECONDS = 1
+# A request arriving this soon after a Retry-After went out was already under way when it was sent.
+IN_FLIGHT_GRACE_SECONDS = 0.1
 
 
 class SimClock:
@@ -88,6 +94,44 @@ class FaultBoard:
                 self.by_site[target] = faults
 
 
+@dataclass
+class Visits:
+    """How crawlers treated one site, seen by the server: the politeness a crawler claims, measured where it
+    counts."""
+
+    requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    # The shortest time between two requests' arrivals (real seconds; None before the second).
+    min_gap_s: float | None = None
+    # Requests that came before the last Retry-After had passed (and too long after it was sent to have been
+    # under way already).
+    before_retry_after: int = 0
+    _last_start: float = 0.0
+    _told_at: float = 0.0
+    _retry_at: float = 0.0
+
+    def arrive(self) -> None:
+        now = time.monotonic()
+        if self.requests:
+            gap = now - self._last_start
+            self.min_gap_s = gap if self.min_gap_s is None else min(self.min_gap_s, gap)
+        self.before_retry_after += self._told_at + IN_FLIGHT_GRACE_SECONDS < now < self._retry_at
+        self.requests += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self._last_start = now
+
+    def told_to_retry_after(self, seconds: float) -> None:
+        self._told_at = time.monotonic()
+        self._retry_at = self._told_at + seconds
+
+    def figures(self) -> dict:
+        return {"requests": self.requests, "max_in_flight": self.max_in_flight,
+                "min_gap_s": None if self.min_gap_s is None else round(self.min_gap_s, 6),
+                "before_retry_after": self.before_retry_after}
+
+
 class SimSite:
     """Answers one site's requests at the current simulated time."""
 
@@ -96,6 +140,7 @@ class SimSite:
         self.clock = clock
         self.faults = faults
         self.origin = ""
+        self.visits = Visits()
 
     # -- content -----------------------------------------------------------------------------------
 
@@ -203,15 +248,27 @@ class SimSite:
     # -- HTTP --------------------------------------------------------------------------------------
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        self.visits.arrive()
+        try:
+            return await self._answer(request)
+        finally:
+            self.visits.in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         faults = self.faults.for_site(self.spec.name)
         if faults.latency_ms:
             await asyncio.sleep(faults.latency_ms / 1000)
         if faults.hang:
-            await asyncio.sleep(3600)
+            # Never answer, until the client gives up (then the request is no longer in flight).
+            deadline = time.monotonic() + 3600
+            while time.monotonic() < deadline and request.transport is not None and not request.transport.is_closing():
+                await asyncio.sleep(0.1)
+            return web.Response(status=504)
         if request.path == "/robots.txt":
             return web.Response(text="User-agent: *\nDisallow: /private/\n")
         if faults.status and _hash_share(request.path_qs) < faults.status_rate:
-            return web.Response(status=faults.status, headers={"Retry-After": "1"})
+            self.visits.told_to_retry_after(RETRY_AFTER_SECONDS)
+            return web.Response(status=faults.status, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
         if faults.redirect_loop:
             target = "/loop-b/" if request.path == "/loop-a/" else "/loop-a/"
             return web.Response(status=302, headers={"Location": target})
@@ -296,6 +353,7 @@ class SimWeb:
         control.router.add_get("/__clock__", self._clock)
         control.router.add_post("/__clock__", self._advance_clock)
         control.router.add_get("/__faults__", self._get_faults)
+        control.router.add_get("/__visits__", self._visits)
         control.router.add_post("/__faults__", self._set_faults)
         self.control_url = await self._serve(control)
         return homepages
@@ -325,6 +383,9 @@ class SimWeb:
             return web.json_response({"error": f"expected {{\"advance_hours\": H ≥ 0}} or {{\"speed\": S > 0}}: "
                                                f"{error}"}, status=400)
         return await self._clock(request)
+
+    async def _visits(self, request: web.Request) -> web.Response:
+        return web.json_response({site.spec.name: site.visits.figures() for site in self.sites})
 
     async def _get_faults(self, request: web.Request) -> web.Response:
         return web.json_response({"*": asdict(self.faults.everywhere),

@@ -21,7 +21,10 @@ class Soak(Command):
         parser.add_argument("--days", type=float, default=7.0, help="simulated days watched (default 7)")
         parser.add_argument("--workers", type=int, default=1, help="processing workers beside the sink (default 1)")
         parser.add_argument("--faults", action="store_true",
-                            help="kill a processing worker and the sink mid-run, and let a share of sites fail")
+                            help="kill a processing worker and the sink mid-run, restart the local broker, and let "
+                                 "a share of sites fail")
+        parser.add_argument("--down-seconds", type=float, default=30.0,
+                            help="how long a killed worker and the stopped broker stay down (default 30)")
         parser.add_argument("--speed", type=float, default=720.0,
                             help="simulated seconds per real second (default 720: an hourly tick every 5 s)")
         parser.add_argument("--seed", type=int, default=1, help="the simulated web's seed (default 1)")
@@ -31,8 +34,9 @@ class Soak(Command):
     def run(self, args: argparse.Namespace) -> int:
         from jobs.soak import SoakPlan, run_soak
 
-        if args.sites < 1 or args.workers < 1 or args.days <= 0 or args.speed <= 0:
-            raise CommandError("--sites and --workers must be at least 1, --days and --speed above 0")
+        if args.sites < 1 or args.workers < 1 or args.days <= 0 or args.speed <= 0 or args.down_seconds < 0:
+            raise CommandError("--sites and --workers must be at least 1, --days and --speed above 0, "
+                               "--down-seconds not below 0")
         stamp = time.strftime("%Y%m%d-%H%M%S")
         run_dir = Path(args.run_dir) if args.run_dir else get_settings().home / "soak" / stamp
         # The run's own topics and ClickHouse, for this process and the workers it starts.
@@ -41,7 +45,8 @@ class Soak(Command):
                        "SOURCEWATCH_ALLOW_LOOPBACK": "true", "SOURCEWATCH_ATTACH_TO_RUNNING_WORKERS": "true"}
         get_settings.cache_clear()
         ensure_local_kafka()
-        plan = SoakPlan(args.sites, args.days, args.workers, args.faults, args.speed, args.seed, run_dir)
+        plan = SoakPlan(args.sites, args.days, args.workers, args.faults, args.speed, args.seed, run_dir,
+                        args.down_seconds)
         try:
             result = run_soak(plan, get_settings(), progress=note)
         except RuntimeError as error:
@@ -52,5 +57,5 @@ class Soak(Command):
             for key, value in result.items():
                 print(f"  {key}: {value}")
         lost = result["duplicates"] or result["watched_lost"] or result["ticks_decided_twice"] or \
-            result["missed"].get("read after its publication, not found", 0)
+            result["missed"].get("read after its publication, not found", 0) or result["politeness"]["exceeded"]
         return 1 if lost else 0

@@ -1,6 +1,7 @@
 """`sourcewatch soak` end to end on a small simulated web, through its faults (a processing worker and the sink
-SIGKILLed and restarted, a share of sites failing): every figure is there and adds up, and what must never
-happen did not — no item twice in `changes`, no tick decided twice, no watched page lost."""
+SIGKILLed and restarted, the broker stopped and started again, a share of sites failing): every figure is there
+and adds up, and what must never happen did not — no item twice in `changes`, no tick decided twice, no watched
+page lost, no site's politeness exceeded (at its server)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,36 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
+from infra.kafka_broker import LocalKafka, first_free_port
+from infra.settings import Settings
+from tests.conftest import make_pipeline_env, run_cli
 
 pytestmark = pytest.mark.kafka
 
 
-def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_twice(pipeline_env, tmp_path):
-    done = run_cli(["soak", "--sites", "6", "--days", "3", "--speed", "3600", "--workers", "1", "--faults",
-                    "--run-dir", str(tmp_path / "run"), "--json"], pipeline_env, timeout=600)
+def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_twice(tmp_path):
+    # A broker of its own, run as `sourcewatch kafka` runs one: the soak restarts it.
+    port = first_free_port(29392)
+    env = make_pipeline_env("", tmp_path) | {"SOURCEWATCH_KAFKA_DIR": str(tmp_path / "kafka"),
+                                             "SOURCEWATCH_KAFKA_PORT": str(port), "SOURCEWATCH_KAFKA_HEAP_MB": "512"}
+    del env["SOURCEWATCH_KAFKA_BOOTSTRAP"]
+    try:
+        done = run_cli(["soak", "--sites", "6", "--days", "3", "--speed", "3600", "--workers", "1", "--faults",
+                        "--down-seconds", "8", "--run-dir", str(tmp_path / "run"), "--json"], env, timeout=600)
+    finally:
+        LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=port).stop()
     assert done.returncode in (0, 1), done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["watched"] > 0 and result["published"] > 0
     assert result["published"] == result["in_changes"] + sum(result["missed"].values())
     assert result["duplicates"] == 0 and result["ticks_decided_twice"] == 0 and result["watched_lost"] == 0
-    assert [kill["worker"] for kill in result["kills"]] == ["process-0", "sink"]
-    assert result["unclean_exits"] == []
-    # (The broker's own figures come when it is the local broker `sourcewatch kafka` runs; here it is the tests'.)
-    assert {"sink", "process-0"} <= set(result["cpu_s"]) and result["peak_rss_mb"]["sink"] > 0
+    assert [kill["worker"] for kill in result["kills"]] == ["process-0", "sink", "broker"]
+    assert result["broker_restarted"] is True and result["unclean_exits"] == []
+    assert {"sink", "process-0", "broker"} <= set(result["cpu_s"]) and result["peak_rss_mb"]["sink"] > 0
+    assert set(result["memory_growth"]) >= {"sink", "process-0"}
+    politeness = result["politeness"]
+    assert politeness["requests"] >= result["fetches"] and politeness["exceeded"] == []
+    assert 0 < politeness["max_in_flight"] <= politeness["allowed_in_flight"]
     # The exit code says whether anything was lost that the soak cannot explain.
     unexplained = result["missed"].get("read after its publication, not found", 0)
     assert done.returncode == (1 if unexplained else 0)

@@ -135,3 +135,19 @@ def test_items_known_under_the_former_key_stay_known():
     former = {f"{SOURCE}\x00{_digest(record_key(record))}": 1 for record in records}
     detector = ChangeDetector(former | {f"{SOURCE}\x00page\x00{_digest(SOURCE)}": 1}, {SOURCE: "crawl-1"})
     assert detector.new_items(records, SOURCE, "crawl-2") == []
+
+
+def test_an_overflow_read_reports_the_items_pushed_off_the_first_page_and_seeds_the_older():
+    detector = ChangeDetector({}, {})
+    detector.new_items(read_records(_page([3, 2, 1], "crawl-1")).records, SOURCE, "crawl-1")
+    # Four new items: the first page shows three, all new; 4 went to page two, ahead of 3 and 2 and of 0,
+    # an older item no read ever showed.
+    first = detector.new_items(read_records(_page([7, 6, 5], "crawl-2", reason="revisit")).records, SOURCE, "crawl-2")
+    assert len(first) == 3
+    page_two = read_records(_page([4, 3, 2, 0], "crawl-2", SOURCE + "?page=2", reason="overflow"))
+    new = detector.new_items(page_two.records, SOURCE, "crawl-2", overflow=True)
+    assert [item.item_url for item in new] == ["https://club.example.org/events/4/"]
+    assert new[0].source_url == SOURCE
+    # The older item is known now: a later read of page two reports nothing.
+    again = read_records(_page([5, 4, 3, 2, 0], "crawl-3", SOURCE + "?page=2", reason="overflow"))
+    assert detector.new_items(again.records, SOURCE, "crawl-3", overflow=True) == []

@@ -1,0 +1,60 @@
+"""Stage `extract_records`' reach past a busy list's first page.
+
+A revisit reads a watched listing's first page only. When every item it lists is new, more may have appeared
+than the page shows, and those were pushed onto the list's next page before the read: they are published,
+and a scheduler that came too late must not lose them. So such a read (`overflowed`) has its page's
+pagination tagged (the same tagger as stage `tag_pagination`) and the list's next page fetched (reason
+OVERFLOW_REASON, through the fetch stage and its politeness), read with the list's template; on it the items
+before the first known one are the pushed-off new ones (ChangeDetector), and if it is all new too, the next
+page follows — up to the list's page budget (settings.pagination_max_pages, the first page included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from agents.pagination import MAX_URL_CHARS, tag_pages
+from models.pagination.tagger import PaginationTagger, load_tagger, model_name
+from schemas.base import derived_event_id
+from schemas.crawl import OVERFLOW_REASON, CrawlRequest, PageFetched
+from schemas.records import ItemDiscovered, RecordExtracted
+from schemas.sites import site_of
+
+
+@cache
+def shared_tagger(path: Path | None) -> PaginationTagger:
+    """One pagination tagger per worker, whichever of its stages loads it first."""
+    return load_tagger(path)
+
+
+def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDiscovered]) -> bool:
+    """Whether a read's every listed item is new (a first read, which only seeds, never is)."""
+    return bool(records) and len(new_items) == len(records)
+
+
+def next_page_url(tagger: PaginationTagger, page: PageFetched, tagger_path: Path | None) -> str | None:
+    """The URL of the list's page after `page`: its NEXT link, else — on a numbered pager without one — the
+    first page link that is neither this page nor the list's first; None when the page shows no other page
+    of its site."""
+    tags = tag_pages(tagger, model_name(tagger_path), [page])[0]
+    behind = {page.url, page.final_url, page.source_url}
+    for label in ("NEXT", "PAGE"):
+        for link in tags.links:
+            if (link.label == label and link.url and link.url not in behind and site_of(link.url) == page.site
+                    and len(link.url) <= MAX_URL_CHARS):
+                return link.url
+    return None
+
+
+def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlRequest | None:
+    """The fetch of the list's next page after an overflowed read of `page` (None: the list's page budget is
+    spent — `page.depth` is its place in the list, the first page's 0)."""
+    if page.depth + 1 >= max_pages:
+        return None
+    return CrawlRequest(
+        event_id=derived_event_id(page.event_id, OVERFLOW_REASON, url), site=page.site, url=url,
+        crawl_id=page.crawl_id, depth=page.depth + 1, max_depth=max_pages - 1, max_pages=max_pages,
+        source_url=page.source_url or page.url, tick_at=page.tick_at, reason=OVERFLOW_REASON,
+        referrer=page.final_url)
