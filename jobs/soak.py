@@ -291,7 +291,9 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
     return {
         "sites": plan.sites, "days": plan.days, "workers": plan.workers, "faults": plan.faults, "speed": plan.speed,
         "watched": len(pages), "window_s": round(window, 1),
-        "decisions_per_s": round(len(decisions_on_topic) / window, 1), **figures,
+        "decisions_per_s": round(len(decisions_on_topic) / window, 1),
+        "revisits_per_s": round(sum(decision.fetch for decision in decisions_on_topic) / window, 1),
+        **figures, "fetches_per_s": round(figures["fetches"] / window, 1),
         "ticks_decided_twice": sum(count > 1 for count in ticks.values()),
         "max_lag": max_lag, "sink_drain_s": drained, "kills": workers.kills, "unclean_exits": unclean,
         "broker_restarted": any(kill["worker"] == "broker" for kill in workers.kills)

@@ -364,7 +364,9 @@ class Fetcher:
                 return 404, ""  # a redirect out of http(s): robots.txt unavailable, as a 4xx
             self.policy.check_host(parts.hostname)
             try:
-                async with self.session.get(url, allow_redirects=False) as response:
+                # A request to the host like any other: its delay and concurrency hold for it too.
+                async with self.politeness.slot(parts.netloc), self.session.get(url, allow_redirects=False) \
+                        as response:
                     location = response.headers.get("Location")
                     if response.status in REDIRECT_STATUSES and location:
                         url = urljoin(url, location)

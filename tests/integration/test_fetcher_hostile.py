@@ -197,3 +197,23 @@ async def test_robots_crawl_delay_spaces_requests():
         await runner.cleanup()
     assert all(page.ok for page in pages)
     assert seconds >= 2.0  # three requests, one second apart
+
+
+async def test_robots_txt_is_a_request_to_its_host_like_any_other():
+    arrivals: list[tuple[str, float]] = []
+
+    async def record(request: web.Request) -> web.Response:
+        arrivals.append((request.path, time.monotonic()))
+        if request.path == "/robots.txt":
+            return web.Response(text="User-agent: *\nAllow: /\n")
+        return web.Response(text="<p>page</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", record)
+    runner, base = await _serve(app)
+    try:
+        page, _ = await _fetch(base + "/first", _config(per_host_delay=0.5))
+    finally:
+        await runner.cleanup()
+    assert page.ok and [path for path, _ in arrivals] == ["/robots.txt", "/first"]
+    assert arrivals[1][1] - arrivals[0][1] >= 0.45  # the page waited the host's delay after robots.txt
