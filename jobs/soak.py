@@ -345,9 +345,11 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
     fetched: dict[str, list[datetime]] = defaultdict(list)
     for url, at in fetch_rows:
         fetched[url].append(_aware(at))
-    # Per source page: an item may be read on a later page of its list (agents.overflow).
-    _, change_rows = read_clickhouse(settings, "SELECT source_url, item_url, count(), min(created_at), "
-                                               "min(ingested_at) FROM changes GROUP BY source_url, item_url")
+    # Per source page: an item may be read on a later page of its list (agents.overflow). An item without a
+    # link (a list read wrongly: dates alone) is known by its title.
+    _, change_rows = read_clickhouse(settings, "SELECT source_url, if(item_url = '', concat('title:', title), "
+                                               "item_url) AS item, count(), min(created_at), min(ingested_at) "
+                                               "FROM changes GROUP BY source_url, item")
     changes = {(page, item): (count, _aware(created), _aware(ingested))
                for page, item, count, created, ingested in change_rows}
     _, decided = read_clickhouse(settings, "SELECT page_url, max(tick_at) FROM revisit_decisions GROUP BY page_url")
