@@ -106,6 +106,10 @@ async def stop_watching(stream):
 async def emit_ticks():
     now = clock.tick()
     for url, value in list(watched.items()):
+        if app.should_stop:
+            # The worker is stopping: its producer goes next, and a send then crashes the worker. The ticks not
+            # sent are sent by whichever worker owns the pages next (from the table).
+            break
         if value["last_tick"] < now and _ticks_sent.get(url, -1) < now:
             _ticks_sent[url] = now
             await send("revisit.ticks", tick_message(WatchedSource.model_validate(value), now, clock))
