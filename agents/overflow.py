@@ -11,6 +11,7 @@ page follows — up to the list's page budget (settings.pagination_max_pages, th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -23,10 +24,16 @@ from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.sites import site_of
 
 
+# The tagger runs in executor threads of two stages (tag_pagination's batches, a revisit reading on): one at a
+# time, as before there were two, so the model and its text encoder's caches are never used by two threads.
+TAGGING = threading.Lock()
+
+
 @cache
 def shared_tagger(path: Path | None) -> PaginationTagger:
     """One pagination tagger per worker, whichever of its stages loads it first."""
-    return load_tagger(path)
+    with TAGGING:
+        return load_tagger(path)
 
 
 def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDiscovered]) -> bool:
@@ -38,7 +45,8 @@ def next_page_url(tagger: PaginationTagger, page: PageFetched, tagger_path: Path
     """The URL of the list's page after `page`: its NEXT link, else — on a numbered pager without one — the
     first page link that is neither this page nor the list's first; None when the page shows no other page
     of its site."""
-    tags = tag_pages(tagger, model_name(tagger_path), [page])[0]
+    with TAGGING:
+        tags = tag_pages(tagger, model_name(tagger_path), [page])[0]
     behind = {page.url, page.final_url, page.source_url}
     for label in ("NEXT", "PAGE"):
         for link in tags.links:
