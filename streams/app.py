@@ -41,11 +41,6 @@ app = faust.App(
     consumer_group_instance_id=settings.worker_instance_id or None,
     broker_commit_every=500,
     broker_commit_interval=1.0,
-    # A rebalance does not wait for the events agents are processing: the stages are idempotent (derived event
-    # ids, decided ticks kept in tables), and the next owner processes an unfinished event again. Waiting hung a
-    # worker for good in a 2-worker soak with faults (faust's wait_empty on a pages.fetched batch that never
-    # finished; every watched page stopped).
-    stream_wait_empty=False,
     # Faust would otherwise import every module it finds; agents are loaded by streams.worker.
     autodiscover=False,
 )
