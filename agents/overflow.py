@@ -63,6 +63,8 @@ def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlReque
         return None
     return CrawlRequest(
         event_id=derived_event_id(page.event_id, OVERFLOW_REASON, url), site=page.site, url=url,
-        crawl_id=page.crawl_id, depth=page.depth + 1, max_depth=max_pages - 1, max_pages=max_pages,
+        # As deep as the crawl may go: the page is read, its links are not crawled (the frontier plans links
+        # only from pages above their crawl's depth).
+        crawl_id=page.crawl_id, depth=page.depth + 1, max_depth=page.depth + 1, max_pages=max_pages,
         source_url=page.source_url or page.url, tick_at=page.tick_at, reason=OVERFLOW_REASON,
         referrer=page.final_url)

@@ -59,8 +59,11 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
     # Revisits whose listing dates items by day alone also fetch those items' pages, for their times.
     item_pages = cli_json(["sql", "SELECT sum(value) AS n FROM metrics WHERE name = 'item_pages_requested'"],
                           pipeline_env)[0]["n"] or 0
+    # A revisit that found every item new reads on to the list's next pages (agents.overflow).
+    next_pages = cli_json(["sql", "SELECT sum(value) AS n FROM metrics WHERE name = 'overflows_followed'"],
+                          pipeline_env)[0]["n"] or 0
     stored_fetches = cli_json(["sql", "SELECT count() AS n FROM fetches"], pipeline_env)[0]["n"]
-    assert phases <= stored_fetches <= phases + revisits["n"] + revisits["pages"] + item_pages
+    assert phases <= stored_fetches <= phases + revisits["n"] + revisits["pages"] + item_pages + next_pages
     # Every fetch is streamed as a metric, at least once: a worker stopping at the end of a phase may leave its
     # last batches' offsets uncommitted, and the next phase's worker fetches (and counts) them again — the
     # stored rows are one per request. Four phases end so, each with at most a batch per fetch actor in flight.

@@ -49,6 +49,7 @@ def test_the_next_page_is_fetched_for_the_source_until_the_lists_page_budget():
     request = next_page_request(page, SOURCE + "?page=2", max_pages=3)
     assert (request.url, request.reason, request.source_url, request.depth) == (
         SOURCE + "?page=2", OVERFLOW_REASON, SOURCE, 1)
+    assert request.max_depth == request.depth  # the page is read; its links are not crawled
     assert request.event_id == next_page_request(page, SOURCE + "?page=2", max_pages=3).event_id  # redelivered
     second = _page("", SOURCE + "?page=2", depth=1, reason=OVERFLOW_REASON)
     assert next_page_request(second, SOURCE + "?page=3", max_pages=3).depth == 2
