@@ -21,7 +21,7 @@ import faust
 
 from agents.item_times import HeldOutcomes
 from agents.links import is_html
-from agents.overflow import next_page_request, next_page_url, overflowed, shared_tagger
+from agents.overflow import next_page_request, next_page_url, overflowed
 from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_records, revisit_outcome, source_of
 from models.records.item_time import published_time
 from models.web.dom import parse_html
@@ -115,8 +115,7 @@ async def extract_records(stream):
 
 async def _read_on(page: PageFetched, loop) -> None:
     """A watched list's read found every item new: fetch its next page (agents.overflow)."""
-    tagger = await loop.run_in_executor(None, shared_tagger, settings.pagination_model)
-    url = await loop.run_in_executor(None, next_page_url, tagger, page, settings.pagination_model)
+    url = await loop.run_in_executor(None, next_page_url, page, settings.pagination_model)
     request = next_page_request(page, url, settings.pagination_max_pages) if url else None
     if request is None:
         log.info("%s: every item new, and %s", page.url, "no next page shown" if not url else "its pages all read")

@@ -11,29 +11,15 @@ page follows — up to the list's page budget (settings.pagination_max_pages, th
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 
-from agents.pagination import MAX_URL_CHARS, tag_pages
-from models.pagination.tagger import PaginationTagger, load_tagger, model_name
+from agents.pagination import MAX_URL_CHARS, shared_tagger, tag_pages
+from models.pagination.tagger import model_name
 from schemas.base import derived_event_id
 from schemas.crawl import OVERFLOW_REASON, CrawlRequest, PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.sites import site_of
-
-
-# The tagger runs in executor threads of two stages (tag_pagination's batches, a revisit reading on): one at a
-# time, as before there were two, so the model and its text encoder's caches are never used by two threads.
-TAGGING = threading.Lock()
-
-
-@cache
-def shared_tagger(path: Path | None) -> PaginationTagger:
-    """One pagination tagger per worker, whichever of its stages loads it first."""
-    with TAGGING:
-        return load_tagger(path)
 
 
 def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDiscovered]) -> bool:
@@ -41,12 +27,11 @@ def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDisco
     return bool(records) and len(new_items) == len(records)
 
 
-def next_page_url(tagger: PaginationTagger, page: PageFetched, tagger_path: Path | None) -> str | None:
+def next_page_url(page: PageFetched, tagger_path: Path | None) -> str | None:
     """The URL of the list's page after `page`: its NEXT link, else — on a numbered pager without one — the
     first page link that is neither this page nor the list's first; None when the page shows no other page
     of its site."""
-    with TAGGING:
-        tags = tag_pages(tagger, model_name(tagger_path), [page])[0]
+    tags = tag_pages(shared_tagger(tagger_path), model_name(tagger_path), [page])[0]
     behind = {page.url, page.final_url, page.source_url}
     for label in ("NEXT", "PAGE"):
         for link in tags.links:

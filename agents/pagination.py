@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import MutableMapping, Sequence
+from functools import cache
+from pathlib import Path
 
 import lxml.html
 
 from models.pagination.data import clickable_nodes
-from models.pagination.tagger import MAX_TAGGED_NODES, PaginationTagger
+from models.pagination.tagger import MAX_TAGGED_NODES, PaginationTagger, load_tagger
 from models.web.dom import normalize_space, parse_html
 from models.web.links import resolve_href
 from schemas.base import derived_event_id
@@ -32,6 +35,9 @@ from schemas.sites import site_of
 log = logging.getLogger(__name__)
 
 MAX_URL_CHARS = 1000
+# The tagger runs in executor threads of two stages (tag_pagination's batches, a revisit reading on,
+# agents.overflow): one at a time, so the model and its text encoder's caches are never used by two threads.
+_TAGGING = threading.Lock()
 DATA_TARGETS = ("data-href", "data-url", "data-page-url")
 FOLLOW_ORDER = ("NEXT", "PAGE")
 
@@ -65,11 +71,19 @@ def content_digest(root: lxml.html.HtmlElement | None, links: Sequence[TaggedLin
     return hashlib.blake2b("\n".join(texts).encode("utf-8"), digest_size=12).hexdigest()
 
 
+@cache
+def shared_tagger(path: Path | None) -> PaginationTagger:
+    """One pagination tagger per worker, whichever of its stages loads it first."""
+    with _TAGGING:
+        return load_tagger(path)
+
+
 def tag_pages(model: PaginationTagger, model_name: str, pages: Sequence[PageFetched]) -> list[PaginationTags]:
     """The pagination of each fetched page (one batch through the model)."""
     started = time.monotonic()
     roots = [parse_html(page.body) for page in pages]
-    labelled = model.label_nodes(roots, [page.final_url for page in pages])
+    with _TAGGING:
+        labelled = model.label_nodes(roots, [page.final_url for page in pages])
     per_page_ms = (time.monotonic() - started) * 1000 / max(len(pages), 1)
     tagged = []
     for page, root, nodes in zip(pages, roots, labelled):

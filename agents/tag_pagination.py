@@ -15,8 +15,7 @@ import asyncio
 import faust
 
 from agents.links import is_html
-from agents.overflow import TAGGING, shared_tagger
-from agents.pagination import PaginationFollower, tag_pages
+from agents.pagination import PaginationFollower, shared_tagger, tag_pages
 from models.pagination.tagger import MAX_TAGGED_NODES, model_name
 from schemas.crawl import LISTING_REASONS
 from streams import metrics, progress
@@ -34,11 +33,6 @@ pages_planned = app.Table("pagination-planned", **_TABLE_OPTIONS)
 content_digests = app.Table("pagination-digests", **_TABLE_OPTIONS)
 
 
-def _tag_pages(model, name: str, pages: list) -> list:
-    with TAGGING:
-        return tag_pages(model, name, pages)
-
-
 @app.agent(topic("pages.fetched"))
 async def tag_pagination(stream):
     # Loaded with the first listing page, so that workers that only crawl never pay for the model.
@@ -50,7 +44,7 @@ async def tag_pagination(stream):
         listings = [page for page in pages if page.ok and is_html(page)]
         if listings:
             model = model or await loop.run_in_executor(None, shared_tagger, settings.pagination_model)
-            for tags in await loop.run_in_executor(None, _tag_pages, model, name, listings):
+            for tags in await loop.run_in_executor(None, tag_pages, model, name, listings):
                 metrics.count("pages_tagged", "tag_pagination")
                 if tags.nodes > MAX_TAGGED_NODES:
                     metrics.count("pages_cut", "tag_pagination", reason="more links than the tagger reads")

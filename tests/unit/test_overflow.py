@@ -1,6 +1,7 @@
 """Reading past a busy list's first page: when, where to, and how far (agents.overflow)."""
 
-from agents.overflow import next_page_request, next_page_url, overflowed, shared_tagger
+from agents.overflow import next_page_request, next_page_url, overflowed
+from agents.pagination import shared_tagger
 from agents.records import ChangeDetector, read_records
 from schemas.crawl import OVERFLOW_REASON, PageFetched
 
@@ -40,8 +41,8 @@ def test_the_next_page_is_the_tagged_next_link_within_the_site():
     tagger = shared_tagger(None)
     assert shared_tagger(None) is tagger  # one model per worker
     page = _page(_listing([6, 5, 4], NEXT_PAGER))
-    assert next_page_url(tagger, page, None) == SOURCE + "?page=2"
-    assert next_page_url(tagger, _page(_listing([6, 5, 4], "")), None) is None
+    assert next_page_url(page, None) == SOURCE + "?page=2"
+    assert next_page_url(_page(_listing([6, 5, 4], "")), None) is None
 
 
 def test_the_next_page_is_fetched_for_the_source_until_the_lists_page_budget():
