@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     # others; heartbeats go out every heartbeat interval (under a third of it).
     kafka_session_timeout_seconds: float = 10.0
     kafka_heartbeat_seconds: float = 2.0
+    # How long a starting worker waits for a broker that does not answer (starting, restarting) before it stops.
+    kafka_start_wait_seconds: float = 120.0
     # Static group membership (KIP-345): a stable id per worker, distinct across workers, lets a restarted
     # worker take its partitions back at once, without a rebalance. Empty: dynamic membership.
     worker_instance_id: str = ""

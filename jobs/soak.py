@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -42,6 +43,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+from aiokafka.errors import KafkaError
 
 from infra.kafka_broker import LocalKafka, bootstrap_address, first_free_port
 from infra.kafka_topics import consumer_group, group_members, lag_by_topic, worker_client_id
@@ -51,6 +53,8 @@ from infra.sql_owner import read_clickhouse
 from jobs.replay import read_topic
 from jobs.simweb_control import control_json, simulated_clock
 
+log = logging.getLogger(__name__)
+
 SAMPLE_SECONDS = 2.0
 # The share of sites the simulated web's faults hit, and the part of the window they last.
 FAULTY_SHARE = 0.1
@@ -59,6 +63,7 @@ FAULT_WINDOW = (0.6, 0.75)
 # waits until the one before is back).
 KILL_PROCESSING_AT, KILL_SINK_AT, RESTART_BROKER_AT = 0.25, 0.45, 0.55
 DRAIN_LIMIT_SECONDS = 600.0
+LAG_TIMEOUT_SECONDS = 30.0
 SITE_FAULTS = ({"status": 429, "status_rate": 0.8}, {"status": 503, "status_rate": 0.5}, {"hang": True},
                {"traps": True}, {"broken_encoding": True}, {"huge": True})
 
@@ -173,10 +178,19 @@ def _members(bootstrap: str, prefix: str, role: str) -> list[str]:
     return asyncio.run(group_members(bootstrap, consumer_group(prefix, role)))
 
 
-def _lags(bootstrap: str, prefix: str) -> dict[str, int]:
-    """Each group's lag over its topics."""
-    return {role: sum(asyncio.run(lag_by_topic(bootstrap, consumer_group(prefix, role))).values())
-            for role in ("all", "sink")}
+def _lags(bootstrap: str, prefix: str) -> dict[str, int] | None:
+    """Each group's lag over its topics; None when the broker did not tell in time (an admin request to a
+    broker that has just come back can wait for good)."""
+
+    async def lags() -> dict[str, int]:
+        return {role: sum((await lag_by_topic(bootstrap, consumer_group(prefix, role))).values())
+                for role in ("all", "sink")}
+
+    try:
+        return asyncio.run(asyncio.wait_for(lags(), LAG_TIMEOUT_SECONDS))
+    except (TimeoutError, KafkaError, OSError) as error:
+        log.warning("consumer lags not read (%s); asked again at the next sample", error or type(error).__name__)
+        return None
 
 
 def _set_faults(control: str, faults: dict) -> None:
@@ -265,7 +279,7 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
                     restarts.remove((due, name, role))
             workers.sample()
             if not any(name == "broker" for _, name, _ in restarts):
-                for role, lag in _lags(bootstrap, prefix).items():
+                for role, lag in (_lags(bootstrap, prefix) or {}).items():
                     max_lag[role] = max(max_lag[role], lag)
             time.sleep(SAMPLE_SECONDS)
         end_sim = datetime.fromisoformat(control_json(control + "/__clock__")["now"])
@@ -279,7 +293,8 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
                 workers.start(name, role)
         unclean = workers.stop_all("process")
         drain_began = time.monotonic()
-        while _lags(bootstrap, prefix)["sink"] and time.monotonic() - drain_began < DRAIN_LIMIT_SECONDS:
+        while ((lags := _lags(bootstrap, prefix)) is None or lags["sink"]) \
+                and time.monotonic() - drain_began < DRAIN_LIMIT_SECONDS:
             workers.sample()
             time.sleep(SAMPLE_SECONDS)
         drained = round(time.monotonic() - drain_began, 1)

@@ -7,17 +7,16 @@ inside Faust's codec machinery.
 
 from __future__ import annotations
 
-import faust
-
 from infra.kafka_broker import bootstrap_address
 from infra.kafka_topics import consumer_group, worker_client_id
 from infra.settings import get_settings
+from streams.rebalance import App
 
 settings = get_settings()
 # Faust creates its data dir (below) but not the folders above it.
 (settings.home / "faust").mkdir(parents=True, exist_ok=True)
 
-app = faust.App(
+app = App(
     # Workers in role "sink" are a group of their own: a group's members must all consume the same topics.
     consumer_group(settings.topic_prefix, settings.worker_role),
     broker_client_id=worker_client_id(settings.worker_role),
@@ -39,6 +38,9 @@ app = faust.App(
     broker_session_timeout=settings.kafka_session_timeout_seconds,
     broker_heartbeat_interval=settings.kafka_heartbeat_seconds,
     consumer_group_instance_id=settings.worker_instance_id or None,
+    # A group leader that joined while a restarted broker still reported its topics missing assigns nobody
+    # any partition, and rejoins only when its metadata next shows them (aiokafka's default: after 5 min).
+    consumer_metadata_max_age_ms=10_000,
     broker_commit_every=500,
     broker_commit_interval=1.0,
     # Faust would otherwise import every module it finds; agents are loaded by streams.worker.

@@ -18,7 +18,11 @@ import logging
 import os
 import pkgutil
 import signal
+import time
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from aiokafka.errors import KafkaError
 
 import agents
 from infra.api_access import settings_token
@@ -28,6 +32,7 @@ from infra.sql_owner import chdb_owner, release_chdb
 from streams.broker_outage import PROBE_SECONDS, BrokerOutage
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 # The modules a sink worker runs; a processing worker runs every other one.
@@ -62,6 +67,25 @@ async def role_conflict(bootstrap: str, prefix: str, role: str) -> str | None:
     return None
 
 
+def _with_broker(bootstrap: str, wait_seconds: float, request: Callable[[], Awaitable[T]]) -> T:
+    """A start-up request to the broker, asked again while the broker does not answer (it is starting or
+    restarting) for up to wait_seconds; then the worker stops with the reason."""
+    began = time.monotonic()
+    pause = 1.0
+    while True:
+        try:
+            return asyncio.run(request())
+        except (KafkaError, OSError) as error:
+            waited = time.monotonic() - began
+            if waited >= wait_seconds:
+                raise SystemExit(f"error: Kafka at {bootstrap} did not answer for {waited:.0f} s ({error}): start "
+                                 "it (`sourcewatch kafka start`) or set SOURCEWATCH_KAFKA_BOOTSTRAP") from error
+            log.warning("Kafka at %s does not answer (%s); asking again for up to %.0f s more", bootstrap,
+                        error or type(error).__name__, wait_seconds - waited)
+            time.sleep(pause)
+            pause = min(pause * 2, 10.0)
+
+
 def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: str | None = None) -> int:
     """Run the worker until stopped (or until `driver` returns); the exit code. Its log level follows the
     command's (`sourcewatch -v …`: info) unless given."""
@@ -71,7 +95,8 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
 
     role = settings.worker_role
     bootstrap = bootstrap_address(settings)
-    conflict = asyncio.run(role_conflict(bootstrap, settings.topic_prefix, role))
+    conflict = _with_broker(bootstrap, settings.kafka_start_wait_seconds,
+                            lambda: role_conflict(bootstrap, settings.topic_prefix, role))
     if conflict is not None:
         raise SystemExit(f"error: {conflict}")
     owner = chdb_owner(settings.clickhouse_dsn) if role != "process" else None
@@ -89,7 +114,8 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
                 raise SystemExit(f"error: no {what} at {path}: set it in the settings, or train one with "
                                  f"`sourcewatch train {'discovery' if 'agent' in what else 'classifier'}`")
     settings_token(settings)  # created on first start, so the CLI can read it before the first request
-    asyncio.run(ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions))
+    _with_broker(bootstrap, settings.kafka_start_wait_seconds,
+                 lambda: ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions))
     asyncio.set_event_loop(asyncio.new_event_loop())
     outage = BrokerOutage(bootstrap)
     outage.install()

@@ -1,0 +1,112 @@
+"""A rebalance lets go of messages that no agent will finish (streams.rebalance), with Faust's own queues,
+messages and consumer — no broker is needed before the consumer starts.
+
+The scene is the one that hung the 2-worker soak: a message two agents read, handled by one, still queued for
+the other when the rebalance drops the queues, and an event of it kept alive (Faust keeps each stream's last).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import faust
+import pytest
+from faust.events import Event
+from faust.types import TP
+from faust.types.tuples import Message
+
+from streams.rebalance import App
+
+TOPIC = TP("pages", 0)
+
+
+def _app(cls):
+    return cls("test-rebalance", broker="kafka://127.0.0.1:1", store="memory://", autodiscover=False)
+
+
+def _read_by_two(app, consumer):
+    """A message delivered to two agents' queues and tracked as started (as a stream that took it does)."""
+    app.flow_control.resume()  # as a started worker's
+    message = Message(TOPIC.topic, TOPIC.partition, 7, 0.0, 0, {}, b"k", b"v", None)
+    message.incref(2)
+    consumer._unacked_messages.add(message)
+    queues = [app.FlowControlQueue(maxsize=8, clear_on_resume=True) for _ in range(2)]
+    events = [Event(app, b"k", b"v", {}, message) for _ in queues]
+    for queue, event in zip(queues, events):
+        queue.put_nowait_enhanced(event, on_pressure_high=lambda: None, on_pressure_drop=lambda: None)
+    return message, queues, events
+
+
+def _rebalance_starts(app) -> None:
+    app.flow_control.suspend()
+    app.flow_control.clear()
+
+
+@pytest.fixture
+def scene():
+    app = _app(App)
+    consumer = app.consumer
+    message, queues, events = _read_by_two(app, consumer)
+    return app, consumer, message, queues, events
+
+
+def test_a_message_whose_other_event_was_dropped_is_let_go_of_without_an_ack(scene):
+    app, consumer, message, queues, events = scene
+    queues[0].get_nowait()
+    message.ack(consumer)  # the first agent handled it; the second's event waits in its queue
+    _rebalance_starts(app)
+    consumer._clean_unacked_messages()
+    assert message not in consumer._unacked_messages
+    assert not message.acked and not consumer._acked[TOPIC]  # not committed: read again by the next owner
+    del events
+
+
+def test_a_message_in_an_agents_hands_is_waited_for_until_it_is_acked(scene):
+    app, consumer, message, queues, events = scene
+    queues[0].get_nowait()  # the first agent took it and is still working on it
+    _rebalance_starts(app)
+    consumer._clean_unacked_messages()
+    assert message in consumer._unacked_messages
+    message.ack(consumer)  # done: only the dropped event's reference is left
+    consumer._clean_unacked_messages()
+    assert message not in consumer._unacked_messages and not message.acked
+
+
+def test_an_event_delivered_while_the_flow_is_stopped_counts_once(scene):
+    app, consumer, message, queues, events = scene
+    for queue in queues:
+        queue.get_nowait()
+    message.ack(consumer)
+    app.flow_control.suspend()
+    # Delivered after the stop (its stream will skip it), then cleared again when the flow resumes.
+    queues[1].put_nowait_enhanced(events[1], on_pressure_high=lambda: None, on_pressure_drop=lambda: None)
+    app.flow_control.resume()
+    assert app.never_handled._counts[message] == 1
+    consumer._clean_unacked_messages()
+    assert message not in consumer._unacked_messages and not message.acked
+
+
+def test_the_wait_for_started_messages_ends(scene):
+    app, consumer, message, queues, events = scene
+    queues[0].get_nowait()
+    message.ack(consumer)
+    _rebalance_starts(app)
+
+    async def commit(*args, **kwargs):
+        return False  # no broker here; the wait commits what is acked, which is nothing
+
+    consumer.commit = commit
+    app.loop.run_until_complete(asyncio.wait_for(consumer.wait_empty(), timeout=10))
+    assert message not in consumer._unacked_messages
+
+
+def test_faust_alone_keeps_waiting_for_such_a_message():
+    """Why the module exists: the same scene in a plain faust.App keeps the message started."""
+    app = _app(faust.App)
+    consumer = app.consumer
+    message, queues, events = _read_by_two(app, consumer)
+    queues[0].get_nowait()
+    message.ack(consumer)
+    _rebalance_starts(app)
+    consumer._clean_unacked_messages()
+    assert message in consumer._unacked_messages
