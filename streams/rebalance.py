@@ -13,11 +13,19 @@ stopped (the agent skips it without an ack) — is counted against its message, 
 message once all its remaining references are such events. It is not acked: its offset is not committed, so
 whoever owns its partition next reads it again (Faust seeks back to the committed offsets) and every agent
 handles it then. A message still in an agent's hands is waited for as before.
+
+That reading again needs a seek, and after a rebalance Faust seeks each partition to its committed offset —
+which aiokafka skips for a partition with nothing committed yet (a new group's, at start-up). Its fetch
+position then stays past the dropped events, and once later offsets are acked, Faust commits past them: two
+of 1,163 seeded pages were never watched in a 2-worker soak. Such a partition is sought to its beginning
+instead — what a new owner does with no committed offset anyway (stages are idempotent).
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any
 
 import faust
@@ -104,4 +112,17 @@ class App(faust.App):
                                            if never_handled.only_left(message)}
 
         consumer._clean_unacked_messages = clean_unacked_messages
+        # The seeks run in the consumer's thread, as Faust's own do.
+        consumer.seek_to_committed = partial(seek_to_committed_or_beginning, consumer._thread,
+                                             consumer.seek_to_committed)
         return consumer
+
+
+async def seek_to_committed_or_beginning(thread, seek_to_committed: Callable[[], Awaitable[Mapping]]) -> Mapping:
+    """Seek each assigned partition to its committed offset, or to its beginning where none is committed
+    (see the module); the committed offsets, as Faust's own seek returns them."""
+    committed = await seek_to_committed()
+    unread = [partition for partition, offset in committed.items() if offset is None or offset <= 0]
+    if unread:
+        await thread.seek_to_beginning(*unread)
+    return committed

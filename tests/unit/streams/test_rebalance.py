@@ -110,3 +110,35 @@ def test_faust_alone_keeps_waiting_for_such_a_message():
     _rebalance_starts(app)
     consumer._clean_unacked_messages()
     assert message in consumer._unacked_messages
+
+
+class _Partitions:
+    """Where a consumer's partitions are sought (a stand-in for the broker's consumer thread)."""
+
+    def __init__(self, committed: dict) -> None:
+        self.committed = committed
+        self.to_beginning: list = []
+
+    async def seek_to_committed(self) -> dict:
+        return self.committed
+
+    async def seek_to_beginning(self, *partitions) -> None:
+        self.to_beginning.extend(partitions)
+
+
+def test_a_partition_with_nothing_committed_is_read_again_from_its_beginning():
+    from streams.rebalance import seek_to_committed_or_beginning
+
+    fresh, started, done = TP("pages", 0), TP("pages", 1), TP("pages", 2)
+    partitions = _Partitions({fresh: None, started: 0, done: 12})
+    committed = asyncio.run(seek_to_committed_or_beginning(partitions, partitions.seek_to_committed))
+    assert committed == partitions.committed
+    assert partitions.to_beginning == [fresh, started]
+
+
+def test_the_app_s_consumer_seeks_that_way_in_its_thread():
+    app = _app(App)
+    seek = app.consumer.seek_to_committed
+    assert seek.func.__name__ == "seek_to_committed_or_beginning"
+    thread = seek.args[0]
+    assert thread is app.consumer._thread and asyncio.iscoroutinefunction(thread.seek_to_beginning)
