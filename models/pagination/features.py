@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import SplitResult, parse_qsl, urljoin, urlsplit, urlunsplit
 
 import lxml.html
@@ -54,13 +55,19 @@ def hashed_ngrams(tokens: list[str], sizes: tuple[int, ...] = (2, 3, 4)) -> tupl
     into its own number of buckets)."""
     grams: list[int] = []
     for token in tokens:
-        padded = f"<{token}>"
-        for size in sizes:
-            for start in range(max(1, len(padded) - size + 1)):
-                grams.append(zlib.crc32(padded[start:start + size].encode()))
-                if len(grams) >= MAX_NGRAMS:
-                    return tuple(grams)
+        grams.extend(_token_ngrams(token, sizes))
+        if len(grams) >= MAX_NGRAMS:
+            return tuple(grams[:MAX_NGRAMS])
     return tuple(grams)
+
+
+@lru_cache(maxsize=200_000)
+def _token_ngrams(token: str, sizes: tuple[int, ...]) -> tuple[int, ...]:
+    # Cached: class names, query keys and words recur on every node of a page and across pages (hashing
+    # them was the tagger's largest cost once decoding was batched).
+    padded = f"<{token}>"
+    return tuple(zlib.crc32(padded[start:start + size].encode())
+                 for size in sizes for start in range(max(1, len(padded) - size + 1)))
 
 
 def node_text(node: lxml.html.HtmlElement) -> str:

@@ -1,4 +1,5 @@
-"""PRNSM pagination tagger (Wu & Chang): node features → BiLSTM over the page's node sequence → CRF.
+"""PRNSM pagination tagger (Wu & Chang): node features → BiLSTM over the page's node sequence → CRF
+(torchcrf's, for training; decoded by models.pagination.viterbi).
 
 Labels PAGE / NEXT / OTHER for every clickable node of a page. The model file
 holds the weights, every constructor hyper-parameter (the text encoder's name
@@ -23,6 +24,7 @@ from torchcrf import CRF
 from models.model_files import load_checked
 from models.pagination.data import LABELS, LabelledPage, clickable_nodes
 from models.pagination.features import FEATURE_GROUPS, HEURISTICS, NodeFeatures, page_features
+from models.pagination.viterbi import best_paths
 from models.text_encoders import get_encoder
 from models.web.dom import parse_html
 
@@ -144,7 +146,9 @@ class PaginationTagger(nn.Module):
             for start in range(0, len(tagged), PREDICT_BATCH):
                 chunk = tagged[start:start + PREDICT_BATCH]
                 emissions, mask = self._emissions([pages[i] for i in chunk])
-                for i, path in zip(chunk, self.crf.decode(emissions, mask=mask)):
+                paths = best_paths(emissions, mask, self.crf.start_transitions, self.crf.transitions,
+                                   self.crf.end_transitions)
+                for i, path in zip(chunk, paths):
                     results[i] = [LABELS[tag] for tag in path]
         return results
 
