@@ -23,7 +23,7 @@ def best_paths(emissions: torch.Tensor, mask: torch.Tensor, start: torch.Tensor,
         return [[] for _ in range(batch)]
     moves = transitions.detach().float().numpy()[None]
     score = start.detach().float().numpy()[None] + scores[:, 0]
-    pointers = np.empty((max(length - 1, 0), batch, scores.shape[2]), dtype=np.int64)
+    pointers = np.empty((length - 1, batch, scores.shape[2]), dtype=np.int64)
     for position in range(1, length):
         # candidate[b, i, j]: the best path ending in tag i at the previous position, then tag j here.
         candidate = score[:, :, None] + moves + scores[:, position, None, :]
