@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import SplitResult, parse_qsl, urljoin, urlsplit, urlunsplit
 
+import lxml.etree
 import lxml.html
 
 from models.pagination.data import clickable_nodes
@@ -77,12 +78,20 @@ def node_text(node: lxml.html.HtmlElement) -> str:
     return normalize_space(text)[:80]
 
 
+_OWN_CLASSES = lxml.etree.XPath("descendant-or-self::*/@class", smart_strings=False)
+
+
 def _class_names(node: lxml.html.HtmlElement) -> list[str]:
     """Class names of the node, its descendants (icons) and its two nearest ancestors (the pager list)."""
+    # XPath reads the attributes without making an element object per descendant (the cost that was).
+    values = _OWN_CLASSES(node)
+    parent = node.getparent()
+    for ancestor in (parent, parent.getparent() if parent is not None else None):
+        if ancestor is not None:
+            values.append(ancestor.get("class") or "")
     names = []
-    ancestors = [ancestor for _, ancestor in zip(range(2), node.iterancestors())]
-    for element in [node, *node.iterdescendants(), *ancestors]:
-        names.extend((element.get("class") or "").lower().split())
+    for value in values:
+        names.extend(value.lower().split())
     return list(dict.fromkeys(names))
 
 
@@ -90,31 +99,72 @@ def _is_number(text: str) -> bool:
     return text.isdigit() and len(text) <= 5
 
 
-def _template(parts: SplitResult) -> str:
-    """A URL with its numbers blanked and its query reduced to sorted keys: pages of one list share it."""
+def _query_keys(query: str) -> list[str]:
+    """The keys of a query string, as written (values ignored); none for one urllib refuses."""
     try:
-        keys = sorted({key for key, _ in parse_qsl(parts.query, keep_blank_values=True)})
+        return [key for key, _ in parse_qsl(query, keep_blank_values=True)]
     except ValueError:
-        keys = []
+        return []
+
+
+def _template(parts: SplitResult, keys: list[str] | None = None) -> str:
+    """A URL with its numbers blanked and its query reduced to sorted keys (`keys`: its query's, when known):
+    pages of one list share it."""
+    keys = sorted(set(_query_keys(parts.query) if keys is None else keys))
     return _DIGITS.sub("0", f"{parts.netloc}{parts.path.rstrip('/')}?{'&'.join(keys)}")
 
 
-def _relation_to_page(href: str, page: SplitResult | None) -> tuple[float, float, float]:
+@dataclass(frozen=True)
+class _PageURL:
+    """The page's own URL, split once for all its links."""
+
+    parts: SplitResult
+    base: str
+    template: str
+    own: str
+
+    @classmethod
+    def of(cls, page_url: str) -> _PageURL | None:
+        try:
+            parts = urlsplit(page_url) if page_url.startswith(("http://", "https://")) else None
+        except ValueError:
+            return None
+        if parts is None:
+            return None
+        return cls(parts, urlunsplit(parts), _template(parts), parts.path.rstrip("/") + "/")
+
+
+def _target(href: str, split: SplitResult, page: _PageURL) -> tuple[SplitResult, bool]:
+    """The link's target, split, and whether its query is the href's own. An absolute http(s) href, or one
+    from the site's root without dot segments, gives the parts joining it to the page would give, from the
+    href's own split (joining costs twice as much)."""
+    if "\x00" in href:  # `split` is then empty (models.pagination.features._split)
+        return urlsplit(urljoin(page.base, href)), False
+    if href.startswith(("http://", "https://")):
+        return split, True
+    if href.startswith("/") and not href.startswith("//") and "/." not in href:
+        return split._replace(scheme=page.parts.scheme, netloc=page.parts.netloc), True
+    return urlsplit(urljoin(page.base, href)), False
+
+
+def _relation_to_page(href: str, split: SplitResult, keys: list[str],
+                      page: _PageURL | None) -> tuple[float, float, float]:
     """How a link's target relates to the page's own URL: the same URL template (numbers aside), the same
-    path (query-string pagination), one path inside the other (/blog/ and /blog/page/2/)."""
+    path (query-string pagination), one path inside the other (/blog/ and /blog/page/2/). `split` and `keys`:
+    the href's parts and query keys."""
     if page is None or not href or href.startswith(("#", "javascript:")):
         return 0.0, 0.0, 0.0
     try:
-        target = urlsplit(urljoin(urlunsplit(page), href))
+        target, own_query = _target(href, split, page)
     except ValueError:
         return 0.0, 0.0, 0.0
-    if target.netloc != page.netloc:
+    if target.netloc != page.parts.netloc:
         return 0.0, 0.0, 0.0
-    same_page = target.path == page.path and target.query == page.query
-    own, other = page.path.rstrip("/") + "/", target.path.rstrip("/") + "/"
-    return (float(not same_page and _template(target) == _template(page)),
-            float(not same_page and target.path == page.path),
-            float(own != other and (other.startswith(own) or own.startswith(other))))
+    same_page = target.path == page.parts.path and target.query == page.parts.query
+    other = target.path.rstrip("/") + "/"
+    return (float(not same_page and _template(target, keys if own_query else None) == page.template),
+            float(not same_page and target.path == page.parts.path),
+            float(page.own != other and (other.startswith(page.own) or page.own.startswith(other))))
 
 
 def _split(href: str) -> SplitResult:
@@ -129,10 +179,7 @@ def page_features(root: lxml.html.HtmlElement, page_url: str = "",
                   nodes: list[lxml.html.HtmlElement] | None = None) -> list[NodeFeatures]:
     """The features of every clickable node (or of these, in document order); page_url (where the page was
     fetched from) feeds the link-to-page relations, which are 0 without it."""
-    try:
-        page = urlsplit(page_url) if page_url.startswith(("http://", "https://")) else None
-    except ValueError:
-        page = None
+    page = _PageURL.of(page_url)
     nodes = clickable_nodes(root) if nodes is None else nodes
     hrefs = [(node.get("href") or "").strip() for node in nodes]
     texts = [node_text(node) for node in nodes]
@@ -142,16 +189,14 @@ def page_features(root: lxml.html.HtmlElement, page_url: str = "",
         href, text = hrefs[index], texts[index]
         own_classes = (node.get("class") or "").lower().split()
         split = _split(href)
-        try:
-            keys = [key.lower() for key, _ in parse_qsl(split.query, keep_blank_values=True)]
-        except ValueError:
-            keys = []
+        raw_keys = _query_keys(split.query)
+        keys = [key.lower() for key in raw_keys]
         lowered_href = href.lower()
         neighbours = [texts[i] for i in (index - 1, index + 1) if 0 <= i < len(texts)]
         paper = (
             float(any("disabled" in name for name in own_classes) or node.get("disabled") is not None),
             float("page" in lowered_href),
-            float(any(character.isdigit() for character in href)),
+            float(_DIGIT.search(href) is not None),
             float(bool(_YEAR.search(href))),
             min(len(keys), 2) / 2,
             float(text.isalnum()),
@@ -166,7 +211,7 @@ def page_features(root: lxml.html.HtmlElement, page_url: str = "",
             float(not href or href == "#" or lowered_href.startswith("javascript:")),
             # Arrow-like labels: », ›, >, ->, …
             float(bool(text) and len(text) <= 3 and not any(character.isalnum() for character in text)),
-            *_relation_to_page(href, page),
+            *_relation_to_page(href, split, raw_keys, page),
         )
         parent = node.getparent()
         features.append(NodeFeatures(
