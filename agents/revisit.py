@@ -20,7 +20,6 @@ to the revisit. What the first read lists predates the watch and is not counted.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import time
@@ -34,8 +33,9 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.page_knowledge import Learned, known_windows, learn_read, rhythm_counts, with_modified_time
 from infra.settings import Settings
-from models.revisit.rhythm import CELL_STRENGTH, RhythmPrior, slot_rates, slots_of, summarize_rhythm
+from models.revisit.rhythm import RhythmPrior, slots_of, summarize_rhythm
 from models.revisit.rhythm_model import DEFAULT_MODEL, RhythmLSTM
+from models.revisit.schedule import Rules
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest
 from schemas.revisit import RevisitDecision, RevisitOutcome, RevisitTick
@@ -168,57 +168,34 @@ class Decision:
     explored: bool = False
 
 
-def starvation_ticks(max_interval_hours: float | None, tick_hours: float) -> int | None:
-    """The longest interval between two revisits of a page, in ticks (None: unbounded)."""
-    return None if max_interval_hours is None else max(1, math.ceil(max_interval_hours / tick_hours - 1e-9))
-
-
-def _exploring(page_url: str, tick: int, share: float) -> bool:
-    """A deterministic draw (the same tick decided again draws the same), true with probability `share`."""
-    digest = hashlib.blake2b(f"{page_url}\x00{tick}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64 < share
-
-
-def _likeliest_left(rates: np.ndarray, tick: int, left: int, tick_hours: float) -> bool:
-    """Whether `tick` is likelier under the page's slot rates than every later tick up to the interval's bound
-    (`left` ticks from it). Ties go to the later: a page whose rhythm tells nothing is read at the bound."""
-    ahead = rates[slots_of(np.arange(tick, tick + max(left, 1)), tick_hours)]
-    return len(ahead) > 1 and bool(ahead[0] > ahead[1:].max() * (1 + 1e-9))
-
-
 def decide(model: RhythmLSTM, due: Sequence[tuple[WatchedSource, RevisitTick]], clock: RevisitClock,
            max_interval_ticks: int | None, threshold: float | None = None,
            exploration_share: float = 0.0) -> list[Decision]:
     """The model's decisions for a batch of due ticks (one batched inference), and the state they leave: each
     source's last tick, last fetch and fetch count are updated in place. `threshold`: the operating point
-    (default: the model's). No page starves: a page is revisited at least once in every `max_interval_ticks`
-    since its last revisit (or since the watch began), whatever the model says — at the likeliest tick its
-    rhythm sees in what is left of that interval, so the guaranteed revisit lands where items are expected
-    (a page whose listing dates items by day alone, whose hours only revisits teach, is read at its likeliest
-    hour, not at whatever hour the watch began), and at the interval's last tick at the latest. Exploration: a tick is probed with probability
-    `exploration_share` at a slot the page's rhythm has never observed, shrinking as the slot's observed
-    ticks grow (× CELL_STRENGTH / (CELL_STRENGTH + exposure))."""
+    (default: the model's). Beside the model, the scheduler's rules (models.revisit.schedule): no page starves
+    (a revisit at least once in every `max_interval_ticks` since the last one, or since the watch began, at the
+    likeliest tick left in that interval), and a share `exploration_share` of probes where the page's rhythm
+    has observed least."""
     if not due:
         return []
     ticks = [clock.tick_of(tick.tick_at) for _, tick in due]
     states = [source for source, _ in due]
     windows = known_windows(states, ticks, model.window, clock.tick_hours)
     probabilities = model.predict(windows)
-    priorities = model.priority(windows, probabilities)
     threshold = model.operating_threshold if threshold is None else threshold
+    chosen = model.priority(windows, probabilities) >= threshold
+    since = np.array([index - (source.last_fetch_tick if source.last_fetch_tick is not None else source.added_tick)
+                      for source, index in zip(states, ticks)])
+    rules = Rules(model.prior, max_interval_ticks, exploration_share)
+    starved = ~chosen & rules.starved(windows.counts, windows.exposure, np.asarray(ticks), since)
     slots = slots_of(np.asarray(ticks), clock.tick_hours)
-    rates = slot_rates(model.prior, windows.counts, windows.exposure)
+    slot_exposure = np.take_along_axis(windows.exposure, slots[:, None], 1)[:, 0]
+    explored = ~chosen & ~starved & rules.explored([source.page_url for source in states], ticks, slot_exposure)
     decisions = []
-    for row, ((source, tick), index, probability, priority, exposure) in enumerate(zip(
-            due, ticks, probabilities, priorities, np.take_along_axis(windows.exposure, slots[:, None], 1)[:, 0])):
-        since = index - (source.last_fetch_tick if source.last_fetch_tick is not None else source.added_tick)
-        chosen = bool(priority >= threshold)
-        starved = not chosen and max_interval_ticks is not None and (
-            since >= max_interval_ticks or _likeliest_left(rates[row], index, max_interval_ticks - since + 1,
-                                                           clock.tick_hours))
-        explored = not chosen and not starved and _exploring(
-            source.page_url, index, exploration_share * CELL_STRENGTH / (CELL_STRENGTH + float(exposure)))
-        fetch = chosen or starved or explored
+    for (source, tick), index, probability, fetch, was_starved, was_explored in zip(
+            due, ticks, probabilities, chosen | starved | explored, starved, explored):
+        fetch = bool(fetch)
         source.last_tick = index
         source.fetches += fetch
         if fetch:
@@ -227,7 +204,7 @@ def decide(model: RhythmLSTM, due: Sequence[tuple[WatchedSource, RevisitTick]], 
                                   page_url=source.page_url, tick_at=tick.tick_at, policy=model.version,
                                   fetch=fetch, probability=round(float(probability), 6))
         request = revisit_request(source, index, clock, derived_event_id(tick.event_id, "revisit")) if fetch else None
-        decisions.append(Decision(message, request, starved, explored))
+        decisions.append(Decision(message, request, bool(was_starved), bool(was_explored)))
     return decisions
 
 

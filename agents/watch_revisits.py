@@ -25,11 +25,11 @@ from agents.revisit import (
     first_read,
     observe,
     start_watching,
-    starvation_ticks,
     tick_message,
 )
 from models.revisit.rhythm import summarize_rhythm
 from models.revisit.rhythm_model import RhythmLSTM, load_model
+from models.revisit.schedule import starvation_ticks
 from schemas.revisit import RevisitTick
 from streams import metrics
 from streams.app import app, settings

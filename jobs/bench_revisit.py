@@ -25,9 +25,10 @@ from pathlib import Path
 import torch
 
 from agents.page_knowledge import learn_read
-from agents.revisit import RevisitClock, WatchedSource, decide, start_watching, starvation_ticks, tick_message
+from agents.revisit import RevisitClock, WatchedSource, decide, start_watching, tick_message
 from infra.settings import get_settings
 from models.revisit.rhythm_model import RhythmLSTM
+from models.revisit.schedule import starvation_ticks
 from schemas.registry import decode, encode
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -42,6 +43,7 @@ from models.revisit.rhythm_model import (
     series_slot_sums,
     train,
 )
+from models.revisit.schedule import Rules, starvation_ticks
 
 # Thresholds of the policies that score P(update); those scoring relative odds (TSP-R, the rhythm) use
 # ODDS_GRID.
@@ -101,9 +103,11 @@ class Watching:
     def epoch_ticks(self, pairs: np.ndarray, ticks: np.ndarray) -> np.ndarray:
         return self.origin[self.pair_source[pairs]] + ticks
 
-    def run(self, score: Callable[[Watching, np.ndarray, np.ndarray], np.ndarray]) -> list[list[np.ndarray]]:
-        """Fetch decisions per threshold (rows) and source (columns). Pairs of one source that fetched last at
-        the same tick know the same, so each such group is scored once."""
+    def run(self, score: Callable[[Watching, np.ndarray, np.ndarray], np.ndarray],
+            rules: Rules | None = None) -> list[list[np.ndarray]]:
+        """Fetch decisions per threshold (rows) and source (columns); `rules`: the scheduler's longest interval
+        and probes beside the score (models.revisit.schedule). Pairs of one source that fetched last at the
+        same tick know the same, so each such group is scored once."""
         fetched = np.zeros((len(self.theta), int(self.length.max(initial=0))), dtype=bool)
         fade = fading(self.tick_hours)
         for step in range(fetched.shape[1]):
@@ -118,12 +122,24 @@ class Watching:
             self.pending_last[active[updated]] = ticks[updated]
             knowing = self.pair_source[active].astype(np.int64) * (1 << 32) + self.last_fetch[active]
             _, representative, same = np.unique(knowing, return_index=True, return_inverse=True)
-            probability = score(self, active[representative], ticks[representative])[same.reshape(-1)]
+            known = active[representative]
+            probability = score(self, known, ticks[representative])[same.reshape(-1)]
             fetch = probability >= self.theta[active]
+            if rules is not None:
+                fetch |= self._by_rules(rules, known, ticks[representative])[same.reshape(-1)]
             self._reveal(active[fetch], ticks[fetch])
             fetched[active, step] = fetch
         k = len(self.thresholds)
         return [[fetched[s * k + row, :self.length[s * k]] for s in range(len(self.sources))] for row in range(k)]
+
+    def _by_rules(self, rules: Rules, pairs: np.ndarray, ticks: np.ndarray) -> np.ndarray:
+        """Whether the scheduler's rules fetch each pair at its tick, whatever the score."""
+        since = ticks - self.last_fetch[pairs]
+        starved = rules.starved(self.counts[pairs], self.exposure[pairs], self.epoch_ticks(pairs, ticks), since)
+        slots = slots_of(self.epoch_ticks(pairs, ticks), self.tick_hours)
+        keys = [self.sources[source].source_id for source in self.pair_source[pairs]]
+        return starved | rules.explored(keys, self.epoch_ticks(pairs, ticks),
+                                        self.exposure[pairs, slots])
 
     def _reveal(self, pairs: np.ndarray, ticks: np.ndarray) -> None:
         """A fetch at `ticks`: the updates since the previous fetch become known, dated."""
@@ -137,6 +153,20 @@ class Watching:
 
 
 Scorer = Callable[[Watching, np.ndarray, np.ndarray], np.ndarray]
+# A thresholded policy: its score and the scheduler's rules beside it (None: the score alone).
+Policy = tuple[Scorer, Rules | None]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The scheduler's rules the policies sourcewatch runs are evaluated with (the settings'
+    revisit_max_interval_hours and revisit_exploration_share; None/0: the score alone)."""
+
+    max_interval_hours: float | None = None
+    exploration_share: float = 0.0
+
+    def rules(self, model: RhythmLSTM) -> Rules:
+        return Rules(model.prior, starvation_ticks(self.max_interval_hours, model.tick_hours), self.exploration_share)
 
 
 def how_scorer(watching: Watching, pairs: np.ndarray, ticks: np.ndarray) -> np.ndarray:
@@ -238,9 +268,10 @@ def grid_of(policy: str) -> np.ndarray:
     return ODDS_GRID if policy in ODDS_POLICIES else GRID
 
 
-def _grid_counts(sources: Sequence[SourceSeries], windows: Sequence[tuple[int, int]], score: Scorer,
+def _grid_counts(sources: Sequence[SourceSeries], windows: Sequence[tuple[int, int]], policy: Policy,
                  grid: np.ndarray) -> list[list[np.ndarray]]:
-    decisions = Watching(sources, windows, grid).run(score)
+    score, rules = policy
+    decisions = Watching(sources, windows, grid).run(score, rules)
     return [[window_counts(series, a, b, fetch) for series, (a, b), fetch in zip(sources, windows, row)]
             for row in decisions]
 
@@ -253,34 +284,40 @@ def test_windows(sources: Sequence[SourceSeries]) -> list[tuple[int, int]]:
     return [(series.train_end, len(series.counts)) for series in sources]
 
 
-def fold_scorers(train_sources: Sequence[SourceSeries], previous: UpdatePredictor | None, seed: int,
-                 progress: Callable[[str], None] | None) -> dict[str, tuple[Callable[[], Scorer], Callable[[], Scorer]]]:
-    """Every thresholded policy as (scorer for the validation watches, scorer for the test watches), a new
+def fold_policies(train_sources: Sequence[SourceSeries], previous: UpdatePredictor | None, seed: int,
+                  schedule: Schedule, progress: Callable[[str], None] | None
+                  ) -> dict[str, tuple[Callable[[], Policy], Callable[[], Policy]]]:
+    """Every thresholded policy as (policy for the validation watches, policy for the test watches), a new
     scorer per rollout. What learns across pages learns from these sources: before their validation windows
     for the validation watches (where thresholds are chosen), from their whole training parts for the test
-    watches — the recipe `train revisit` ships (models.revisit.training)."""
+    watches — the recipe `train revisit` ships (models.revisit.training). The policies sourcewatch runs (TSP-R
+    and the rhythm it corrects) decide with the scheduler's rules beside their score, as the live stage does."""
     def report(phase: str) -> Callable[[int, float], None] | None:
         return (lambda epoch, loss: progress(f"TSP-R ({phase}): epoch {epoch}, loss {loss:.4f}")) if progress else None
 
     first = train(train_sources, [series.validation_start for series in train_sources], seed, progress=report("validation"))
     final = train(train_sources, [series.train_end for series in train_sources], seed, progress=report("final"))
-    scorers: dict[str, tuple[Callable[[], Scorer], Callable[[], Scorer]]] = {
-        "poisson": (lambda: poisson_scorer,) * 2, "how": (lambda: how_scorer,) * 2,
-        "logreg": (OnlineLogistic, OnlineLogistic),
-        "rhythm": (lambda: rhythm_scorer(first), lambda: rhythm_scorer(final)),
-        "model": (lambda: model_scorer(first), lambda: model_scorer(final))}
+    policies: dict[str, tuple[Callable[[], Policy], Callable[[], Policy]]] = {
+        "poisson": (lambda: (poisson_scorer, None),) * 2, "how": (lambda: (how_scorer, None),) * 2,
+        "logreg": ((lambda: (OnlineLogistic(), None)),) * 2,
+        "rhythm": (lambda: (rhythm_scorer(first), schedule.rules(first)),
+                   lambda: (rhythm_scorer(final), schedule.rules(final))),
+        "model": (lambda: (model_scorer(first), schedule.rules(first)),
+                  lambda: (model_scorer(final), schedule.rules(final)))}
     if previous is not None:
-        scorers["model_previous"] = (lambda: previous_model_scorer(previous),) * 2
-    return scorers
+        policies["model_previous"] = (lambda: (previous_model_scorer(previous), None),) * 2
+    return policies
 
 
 def evaluate_cold_start(sources: Sequence[SourceSeries], previous: UpdatePredictor | None = None,
-                        folds: int = FOLDS, seed: int = 13, progress: Callable[[str], None] | None = None) -> dict:
+                        folds: int = FOLDS, seed: int = 13, schedule: Schedule | None = None,
+                        progress: Callable[[str], None] | None = None) -> dict:
     """Every policy's held-out figures under the cold-start protocol (see the module)."""
     def step(text: str) -> None:
         if progress:
             progress(text)
 
+    schedule = schedule or Schedule()
     tests = test_windows(sources)
     results: dict[str, dict] = {}
     for k in RC_RANGE:
@@ -297,11 +334,12 @@ def evaluate_cold_start(sources: Sequence[SourceSeries], previous: UpdatePredict
         held_out = [i for i, f in enumerate(assigned) if f == fold]
         test_sources = [sources[i] for i in held_out]
         step(f"fold {fold + 1}/{folds}: training on {len(train_sources)} sources, {len(test_sources)} held out")
-        for name, (validation_scorer, test_scorer) in fold_scorers(train_sources, previous, seed, progress).items():
+        for name, (validation_policy, test_policy) in fold_policies(train_sources, previous, seed, schedule,
+                                                                    progress).items():
             step(f"fold {fold + 1}/{folds}: {name}")
             grid = grid_of(name)
-            validation = _grid_counts(train_sources, validation_windows(train_sources), validation_scorer(), grid)
-            test = _grid_counts(test_sources, test_windows(test_sources), test_scorer(), grid)
+            validation = _grid_counts(train_sources, validation_windows(train_sources), validation_policy(), grid)
+            test = _grid_counts(test_sources, test_windows(test_sources), test_policy(), grid)
             rows = curves.setdefault(name, [[None] * len(sources) for _ in grid])
             for row, counts in zip(rows, test):
                 for index, value in zip(held_out, counts):
@@ -323,5 +361,7 @@ def evaluate_cold_start(sources: Sequence[SourceSeries], previous: UpdatePredict
                 summarize(picked) | {"thresholds": thresholds[name][key]})
     results["protocol"] = {"folds": folds, "fold_seed": 0, "first_read_items": FIRST_READ_ITEMS,
                            "grid": [round4(g) for g in GRID], "odds_grid": [round4(g) for g in ODDS_GRID],
-                           "odds_policies": sorted(ODDS_POLICIES)}
+                           "odds_policies": sorted(ODDS_POLICIES),
+                           "max_interval_hours": schedule.max_interval_hours,
+                           "exploration_share": schedule.exploration_share}
     return results

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from models.revisit.coldstart import evaluate_cold_start
+from models.revisit.coldstart import Schedule, evaluate_cold_start
 from models.revisit.data import TICKS, SourceSeries, load_events, usable_series
 from models.revisit.evaluation import RC_RANGE, evaluate_policies
 from models.revisit.model import UpdatePredictor
@@ -27,11 +27,11 @@ def _series(paths: list[Path], tick: str) -> tuple[list[SourceSeries], list[str]
     return sources, skipped, "time-stamped rows only" if timed_only else "all rows"
 
 
-def train_revisit_model(paths: list[Path], tick: str, target: float,
+def train_revisit_model(paths: list[Path], tick: str, target: float, schedule: Schedule | None = None,
                         progress: Callable[[str], None] | None = None) -> RhythmLSTM:
     sources, _, rows = _series(paths, tick)
-    return train_operating_model(sources, target, trained_on={"events": [f"{path.parent.name}/{path.name}" for path in paths],
-                                                              "tick": tick, "rows": rows}, progress=progress)
+    trained_on = {"events": [f"{path.parent.name}/{path.name}" for path in paths], "tick": tick, "rows": rows}
+    return train_operating_model(sources, target, trained_on=trained_on, schedule=schedule, progress=progress)
 
 
 def evaluate_revisit(paths: list[Path], tick: str, with_model: bool = True, per_source: bool = False,
@@ -49,12 +49,14 @@ def evaluate_revisit(paths: list[Path], tick: str, with_model: bool = True, per_
 
 
 def evaluate_cold_start_revisit(paths: list[Path], tick: str, folds: int, max_sources: int | None = None,
+                                schedule: Schedule | None = None,
                                 progress: Callable[[str], None] | None = None) -> dict:
     """Every policy under the cold-start protocol (models.revisit.coldstart) on the series in these files (the
     first `max_sources` usable ones by id, when given)."""
     sources, skipped, rows = _series(paths, tick)
     sources = sources[:max_sources]
-    policies = evaluate_cold_start(sources, UpdatePredictor.load(PREVIOUS_MODEL), folds, progress=progress)
+    policies = evaluate_cold_start(sources, UpdatePredictor.load(PREVIOUS_MODEL), folds, schedule=schedule,
+                                   progress=progress)
     return {"tick": tick, "rows": rows, "protocol_name": "cold start", "sources_used": len(sources),
             "sources_skipped": len(skipped), **policies}
 

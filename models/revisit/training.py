@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 import torch
 
-from models.revisit.coldstart import Watching, model_scorer, validation_windows
+from models.revisit.coldstart import Schedule, Watching, model_scorer, validation_windows
 from models.revisit.data import SourceSeries
 from models.revisit.evaluation import choose_threshold, summarize, window_counts
 from models.revisit.rhythm_model import ODDS_GRID, RhythmLSTM, train
@@ -29,8 +29,9 @@ class TargetNotReached(ValueError):
 
 
 def train_operating_model(sources: Sequence[SourceSeries], target: float = DEFAULT_TARGET, seed: int = 13,
-                          trained_on: dict | None = None,
+                          trained_on: dict | None = None, schedule: Schedule | None = None,
                           progress: Callable[[str], None] | None = None) -> RhythmLSTM:
+    """`schedule`: the scheduler's rules the threshold is chosen with (the live stage decides with them)."""
     def report(phase: str) -> Callable[[int, float], None] | None:
         return (lambda epoch, loss: progress(f"{phase}: epoch {epoch}, loss {loss:.4f}")) if progress else None
 
@@ -38,7 +39,8 @@ def train_operating_model(sources: Sequence[SourceSeries], target: float = DEFAU
     if progress:
         progress("choosing the threshold on the validation watches")
     windows = validation_windows(sources)
-    decisions = Watching(sources, windows, ODDS_GRID).run(model_scorer(first))
+    schedule = schedule or Schedule()
+    decisions = Watching(sources, windows, ODDS_GRID).run(model_scorer(first), schedule.rules(first))
     grid = [[window_counts(series, a, b, fetch) for series, (a, b), fetch in zip(sources, windows, row)]
             for row in decisions]
     chosen = choose_threshold(grid, target)
@@ -48,7 +50,9 @@ def train_operating_model(sources: Sequence[SourceSeries], target: float = DEFAU
     model.threshold = float(ODDS_GRID[chosen])
     model.validation_curve = [(float(threshold), figures["timeliness"] or 0.0, figures["friendliness"] or 0.0)
                               for threshold, figures in zip(ODDS_GRID, map(summarize, grid))]
-    model.trained_on = (trained_on or {}) | {"sources": len(sources), "target_timeliness": target, "seed": seed}
+    model.trained_on = (trained_on or {}) | {"sources": len(sources), "target_timeliness": target, "seed": seed,
+                                             "max_interval_hours": schedule.max_interval_hours,
+                                             "exploration_share": schedule.exploration_share}
     model.version = f"tsp-r-{datetime.now(UTC):%Y%m%d}-{_digest(model)}"
     return model
 

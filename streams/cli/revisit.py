@@ -17,6 +17,16 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tick", choices=["1h", "1d"], default="1h", help="tick length (default 1h)")
 
 
+def add_schedule_options(parser: argparse.ArgumentParser, applies: str = "") -> None:
+    parser.add_argument("--max-interval-hours", type=float, metavar="H",
+                        help=f"{applies}the scheduler's longest interval beside the model (default: the setting "
+                             "revisit_max_interval_hours at ticks shorter than it, none where it would be a fetch "
+                             "every tick; 0: none)")
+    parser.add_argument("--exploration-share", type=float, metavar="S",
+                        help=f"{applies}the scheduler's exploration share (default: the setting "
+                             "revisit_exploration_share; 0: none)")
+
+
 def load_current_model(path: str | None):
     from agents.revisit import current_model_path
     from models.model_files import ModelVersionError
@@ -37,6 +47,7 @@ class TrainRevisit(Command):
         parser.add_argument("--target", type=float, default=0.95,
                             help="timeliness the threshold must reach on validation (default 0.95)")
         parser.add_argument("--out", required=True, help="model file to write")
+        add_schedule_options(parser)
 
     def run(self, args: argparse.Namespace) -> int:
         from models.revisit.report import train_revisit_model
@@ -44,7 +55,7 @@ class TrainRevisit(Command):
 
         paths = existing_files(args.events, "file")
         try:
-            model = train_revisit_model(paths, args.tick, args.target, progress=note)
+            model = train_revisit_model(paths, args.tick, args.target, _schedule(args), progress=note)
         except TargetNotReached as error:
             raise CommandError(str(error), code=1) from None
         model.save(Path(args.out))
@@ -67,6 +78,7 @@ class EvalRevisit(Command):
                             help="sources held out by source, each watched from a first read of its listing on "
                                  "honest observations; every policy online (folds by source)")
         parser.add_argument("--folds", type=int, default=3, help="--cold-start: folds by source (default 3)")
+        add_schedule_options(parser, "--cold-start: ")
         parser.add_argument("--max-sources", type=int, metavar="N",
                             help="--cold-start: only the first N usable sources by id (a quicker look)")
         parser.add_argument("--plot", metavar="PNG", help="write the timeliness–friendliness plane")
@@ -87,7 +99,7 @@ class EvalRevisit(Command):
             if args.max_sources is not None and args.max_sources < 2 * args.folds:
                 raise CommandError(f"--max-sources must be at least 2 per fold ({2 * args.folds})")
             result = evaluate_cold_start_revisit(paths, args.tick, args.folds, args.max_sources,
-                                                 progress=lambda step: note(f"{step} …"))
+                                                 _schedule(args), progress=lambda step: note(f"{step} …"))
         else:
             result = evaluate_revisit(paths, args.tick, with_model=not args.no_model, per_source=args.per_source,
                                       progress=lambda step: note(f"{step} …"))
@@ -98,6 +110,21 @@ class EvalRevisit(Command):
             print(f"plot written to {args.plot}", file=sys.stderr)
         print_json(result) if args.json else print_revisit(result)
         return 0
+
+
+def _schedule(args: argparse.Namespace):
+    """The scheduler's rules the cold-start evaluation runs sourcewatch's policies with: the settings' unless
+    given. The longest interval is left out at ticks as long as it (there it would be a fetch every tick)."""
+    from models.revisit.coldstart import Schedule
+    from models.revisit.data import TICKS
+
+    settings = get_settings()
+    hours = settings.revisit_max_interval_hours if args.max_interval_hours is None else args.max_interval_hours
+    tick_hours = TICKS[args.tick].total_seconds() / 3600
+    share = settings.revisit_exploration_share if args.exploration_share is None else args.exploration_share
+    if not 0 <= share < 1:
+        raise CommandError("--exploration-share must be in [0, 1)")
+    return Schedule(hours if hours and hours > tick_hours else None, share)
 
 
 class BenchRevisit(Command):

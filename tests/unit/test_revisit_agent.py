@@ -16,11 +16,11 @@ from agents.revisit import (
     first_read,
     observe,
     start_watching,
-    starvation_ticks,
     tick_message,
 )
 from models.revisit.rhythm import RhythmPrior, slots_of
 from models.revisit.rhythm_model import RhythmLSTM
+from models.revisit.schedule import starvation_ticks
 from schemas.revisit import RevisitOutcome
 
 CLOCK = RevisitClock(tick_hours=1.0)

@@ -178,3 +178,45 @@ def test_the_cold_start_evaluation_reports_every_policy_with_thresholds_chosen_o
     assert any(t == 1.0 and f > 0.9 for t, f in result["rhythm"]["curve"])
     assert any(t == 1.0 and f > 0.9 for t, f in result["model"]["curve"])
     assert result["rc_2"]["timeliness"] < 0.6
+
+
+def test_the_evaluation_watches_with_the_schedulers_rules_as_the_stream_decides():
+    """A score that never fetches: the evaluation's watch and the live stage both revisit by the scheduler's
+    rules alone — the longest interval at the likeliest tick left in it, and the same probes — at the same
+    ticks (one implementation, models.revisit.schedule)."""
+    from agents.revisit import decide, first_read, tick_message
+    from models.revisit.schedule import Rules
+
+    series = _daily("s", 7.25, days=70)
+    a, b = series.train_end, series.train_end + 24 * 6
+    origin = epoch_start(series)
+    prior = RhythmPrior(1.0, 0.01, tuple([1.0] * 24), (1.0,) * 7)
+    model = RhythmLSTM(prior)
+    model.threshold, model.version = 1e9, "never"  # the model alone would never fetch
+    rules = Rules(prior, 24, 0.05)
+    watching = Watching([series], [(a, b)], np.array([1e9]))
+    offline = np.flatnonzero(watching.run(model_scorer(model), rules)[0][0]) + a
+    # Without the rules nothing is fetched; with them at least once a day, near the page's 07:00.
+    assert not Watching([series], [(a, b)], np.array([1e9])).run(model_scorer(model))[0][0].any()
+    assert len(offline) >= 6 and np.diff(np.concatenate([[a - 1], offline])).max() <= 24
+    assert sum((origin + tick - 1) % 24 == 7 for tick in offline) >= 4
+
+    clock = RevisitClock(1.0)
+    source = start_watching(series.source_id, "example.org", origin + a - 1)
+    first_read(source, clock)
+    item_ticks = np.repeat(np.arange(len(series.counts)), series.counts)
+    listed = [clock.tick_time(origin + t) for t in item_ticks[item_ticks < a][-FIRST_READ_ITEMS:]]
+    observe(source, RevisitOutcome(site="example.org", page_url=source.page_url,
+                                   tick_at=clock.tick_time(origin + a - 1), read=True, listed=listed), clock, prior)
+    live, last = [], a - 1
+    for tick in range(a, b):
+        decision = decide(model, [(source, tick_message(source, origin + tick, clock))], clock, rules.max_interval_ticks,
+                          exploration_share=rules.exploration_share)[0]
+        if decision.message.fetch:
+            live.append(tick)
+            new = item_ticks[(item_ticks > last) & (item_ticks <= tick)]
+            observe(source, RevisitOutcome(site="example.org", page_url=source.page_url,
+                                           tick_at=clock.tick_time(origin + tick), read=True, new_items=len(new),
+                                           published=[clock.tick_time(origin + t) for t in new]), clock, prior)
+            last = tick
+    assert live == offline.tolist()
