@@ -14,9 +14,11 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import chain
 from pathlib import Path
 
 import lxml.html
+import numpy as np
 import torch
 from torch import nn
 from torchcrf import CRF
@@ -46,11 +48,11 @@ def features_of(html: str, url: str = "") -> PageFeatures:
 
 
 def _bag(rows: Sequence[tuple[int, ...]], buckets: int) -> tuple[torch.Tensor, torch.Tensor]:
-    offsets, flat = [], []
-    for row in rows:
-        offsets.append(len(flat))
-        flat.extend(row)
-    return torch.tensor(flat, dtype=torch.long) % buckets, torch.tensor(offsets, dtype=torch.long)
+    """The rows' n-gram hashes folded into the buckets, flat, and where each row starts (EmbeddingBag's input)."""
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(rows) else np.zeros(0, dtype=np.int64)
+    return torch.from_numpy(flat % buckets), torch.from_numpy(offsets.astype(np.int64))
 
 
 class PaginationTagger(nn.Module):
@@ -113,7 +115,7 @@ class PaginationTagger(nn.Module):
         if self.encoder is not None:
             parts.append(torch.relu(self.sentence(torch.from_numpy(self.encoder.encode([n.text for n in nodes])))))
         if "heuristics" in self.groups:
-            parts.append(torch.tensor([n.heuristics for n in nodes], dtype=torch.float32))
+            parts.append(torch.from_numpy(np.array([n.heuristics for n in nodes], dtype=np.float32)))
         return self.dense(torch.cat(parts, dim=1))
 
     def _emissions(self, pages: Sequence[PageFeatures]) -> tuple[torch.Tensor, torch.Tensor]:
