@@ -2,20 +2,22 @@
 of every new item to the settings' webhooks and its page's own (agents.webhooks), each outcome to
 webhooks.deliveries.
 
-An item posted (or given up on) is remembered per webhook in the `webhooks-posted` table, so a redelivered
-item (a restarted worker, a replay) is not posted twice; a worker stopped between a post and that record may
-post it once more — the receiver drops it by its delivery id. Both tables are keyed in the site's partition,
-as both topics are.
+An item posted (or given up on) is remembered per webhook in the `webhooks-posted-by-site` table (per site,
+each post's time), so a redelivered item (a restarted worker, a replay) is not posted twice; a worker stopped
+between a post and that record may post it once more — the receiver drops it by its delivery id. A post is
+remembered for `webhook_posted_keep_hours` (the topics' retention: no older item can come again), so the table
+does not grow with every item ever posted. Both tables are keyed in the site's partition, as both topics are.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 import faust
 
 from agents.fetching.address_guard import AddressPolicy
-from agents.webhooks import WebhookPoster
+from agents.webhooks import WebhookPoster, remember_post
 from infra.api_access import webhook_secret
 from schemas.base import derived_event_id
 from schemas.webhooks import WebhookDelivery
@@ -28,7 +30,8 @@ log = logging.getLogger(__name__)
 _TABLE_OPTIONS = dict(partitions=settings.topic_partitions,
                       schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
 page_webhooks = app.Table("webhooks-of-pages", **_TABLE_OPTIONS)
-posted = app.Table("webhooks-posted", **_TABLE_OPTIONS)
+# site → {"<item event id> <webhook url>": Unix time posted}
+posted = app.Table("webhooks-posted-by-site", **_TABLE_OPTIONS)
 
 
 @app.agent(topic("webhooks.set"))
@@ -52,6 +55,7 @@ async def drop_webhooks(stream):
 async def deliver_webhooks(stream):
     poster = WebhookPoster(webhook_secret(settings), AddressPolicy(settings.allow_loopback, settings.allow_private),
                            settings.webhook_attempts, settings.webhook_timeout_seconds, settings.user_agent)
+    keep_seconds = settings.webhook_posted_keep_hours * 3600
     await poster.start()
     try:
         async for event in stream.events():
@@ -59,11 +63,11 @@ async def deliver_webhooks(stream):
                 source = item.source_url or item.page_url
                 for url in dict.fromkeys([*settings.webhook_urls, *filter(None, [page_webhooks.get(source)])]):
                     key = f"{item.event_id} {url}"
-                    if key in posted:
+                    if key in posted.get(item.site, {}):
                         metrics.count("webhook_posts_repeated", "webhooks")
                         continue
                     outcome = await poster.post(url, item)
-                    posted[key] = outcome.state
+                    posted[item.site] = remember_post(posted.get(item.site, {}), key, time.time(), keep_seconds)
                     if outcome.state == "failed":
                         log.warning("webhook %s: item %s not delivered after %d attempts (%s)", url,
                                     item.item_url, outcome.attempts, outcome.error)

@@ -91,3 +91,12 @@ class WebhookPoster:
             if attempt < self.attempts:
                 await self._sleep(min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2 ** (attempt - 1)))
         return Posted("failed", self.attempts, status, error)
+
+
+def remember_post(record: dict[str, float], key: str, now: float, keep_seconds: float) -> dict[str, float]:
+    """A site's record of posts (key → Unix time posted) with this one added and those older than
+    `keep_seconds` dropped: a redelivery or replay comes from the topic's retention, so a post older than
+    that cannot come again, and the record stays the size of what a site publishes in that window."""
+    kept = {posted: at for posted, at in record.items() if now - at <= keep_seconds}
+    kept[key] = now
+    return kept

@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr | None = None
     webhook_attempts: int = 5
     webhook_timeout_seconds: float = 10.0
+    # How long a post is remembered so a redelivered item is not posted again: the topics' retention (the
+    # local broker keeps 168 h); an item older than that cannot be delivered again.
+    webhook_posted_keep_hours: float = 168.0
     # `sourcewatch serve`: the address it binds (anything but loopback needs api_token set) and the first
     # port it tries.
     serve_host: str = "127.0.0.1"

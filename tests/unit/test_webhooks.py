@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from agents.fetching.address_guard import AddressPolicy
-from agents.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookPoster
+from agents.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookPoster, remember_post
 from schemas.records import ItemDiscovered
 
 ITEM = ItemDiscovered(site="example.org", crawl_id="c", page_url="https://example.org/news/",
@@ -105,3 +105,13 @@ async def test_an_unreachable_receiver_fails_after_every_attempt():
         await poster.close()
     assert posted.state == "failed" and posted.attempts == 4 and posted.status is None and waits == [1.0, 2.0, 4.0]
     assert "ClientConnectorError" in posted.error
+
+
+def test_a_sites_record_of_posts_forgets_what_can_no_longer_be_delivered_again():
+    day = 86400.0
+    record = remember_post({}, "item-1 https://hooks.example/a", 0.0, 7 * day)
+    record = remember_post(record, "item-2 https://hooks.example/a", 3 * day, 7 * day)
+    assert set(record) == {"item-1 https://hooks.example/a", "item-2 https://hooks.example/a"}
+    # Eight days on, the first post is past the topics' retention: dropped; the second is kept.
+    record = remember_post(record, "item-3 https://hooks.example/a", 8 * day, 7 * day)
+    assert record == {"item-2 https://hooks.example/a": 3 * day, "item-3 https://hooks.example/a": 8 * day}
