@@ -58,7 +58,7 @@ def build_app(settings: Settings) -> web.Application:
     app.router.add_post("/api/v1/sources/{id}/verdict", api.verdict)
     app.router.add_get(r"/feeds/items.{form:atom|json}", feeds.feed)
     app.router.add_get(r"/feeds/sources/{id}.{form:atom|json}", feeds.feed)
-    app.router.add_get("/metrics", lambda request: prometheus_metrics(reader))
+    app.router.add_get("/metrics", lambda request: prometheus_metrics(request, reader))
     return app
 
 

@@ -176,6 +176,7 @@ async def _measure(service, token: str, requests: int, progress) -> dict:
             "GET /feeds/items.json?since=&limit=1000": "feeds/items.json?since=&limit=1000",
             "GET /api/v1/dashboard?hours=6 (one refresh)": "api/v1/dashboard?hours=6",
             "GET /metrics": "metrics",
+            "GET /metrics?per_source=true": "metrics?per_source=true",
         }
         progress(f"timing {len(routes)} routes × {requests} requests")
         timings = await _time_routes(url, token, routes, requests)

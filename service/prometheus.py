@@ -1,7 +1,9 @@
 """`/metrics`: the counters and gauges the workers stream to the `metrics` topic, in Prometheus's exposition
 format (prometheus_client), read from ClickHouse at each scrape — so every worker's counts are in one place
 and a restarted service loses nothing. A counter is its total since the data began
-(`sourcewatch_<stage>_<name>_total`), a gauge its latest value."""
+(`sourcewatch_<stage>_<name>_total`), a gauge its latest value. The per-source gauges (each watched page's
+live figures, labelled `source`) come only with `?per_source=true`: thousands of watched pages would be tens
+of thousands of series per scrape, which Prometheus setups avoid; the data API and the dashboard serve them."""
 
 from __future__ import annotations
 
@@ -14,10 +16,13 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from infra import queries
+from service.api import refusal
 from service.reader import Reader
 
 # Labels whose values change with every flush (a rhythm's peak hours): one series each would never end.
 UNBOUNDED_LABELS = frozenset({"peaks"})
+# The label of a series per watched page.
+PER_SOURCE_LABEL = "source"
 
 
 def _name(stage: str, name: str) -> str:
@@ -44,7 +49,14 @@ class _Snapshot:
             yield family
 
 
-async def prometheus_metrics(reader: Reader) -> web.Response:
+async def prometheus_metrics(request: web.Request, reader: Reader) -> web.Response:
+    flag = request.query.get("per_source", "false").lower()
+    if flag not in ("true", "false", "1", "0"):
+        raise refusal(web.HTTPBadRequest, "per_source is true or false")
+    per_source = flag in ("true", "1")
+    rows = await reader.rows(queries.metric_totals())
+    if not per_source:
+        rows = [row for row in rows if PER_SOURCE_LABEL not in (row["labels"] or {})]
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Snapshot(await reader.rows(queries.metric_totals())))
+    registry.register(_Snapshot(rows))
     return web.Response(body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST})

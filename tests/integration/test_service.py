@@ -266,7 +266,12 @@ def _check_metrics(api: str, token: str) -> None:
     # (prometheus_client names a counter's TYPE line with or without `_total`, by version)
     assert re.search(r"^# TYPE sourcewatch_fetch_pages_fetched(_total)? counter$", text, re.MULTILINE)
     assert re.search(r'^sourcewatch_fetch_pages_fetched_total\{.*status="200".*\} [1-9]', text, re.MULTILINE)
-    assert "# TYPE sourcewatch_revisit_friendliness gauge" in text
+    # Each watched page's live figures only when asked for (thousands of pages: tens of thousands of series).
+    assert "sourcewatch_revisit_friendliness" not in text and 'source="' not in text
+    status, body, _ = _get(f"{api}/metrics?per_source=true", token)
+    assert status == 200 and "# TYPE sourcewatch_revisit_friendliness gauge" in body.decode()
+    assert re.search(r'^sourcewatch_revisit_friendliness\{.*source="http', body.decode(), re.MULTILINE)
+    assert _get(f"{api}/metrics?per_source=maybe", token)[0] == 400
 
 
 def _check_dashboard(api: str, token: str, watched: int, tmp_path: Path) -> None:
