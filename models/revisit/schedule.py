@@ -2,9 +2,9 @@
 
 The model fetches a page where its score reaches the threshold. Two rules add fetches whatever it says:
 - the longest interval: a page is revisited at least once in every `max_interval_ticks` since its last
-  revisit — at the likeliest tick its rhythm sees in what is left of that interval (so the guaranteed revisit
-  lands where items are expected, not at whatever hour the watch began), at the interval's last tick at the
-  latest. A page whose rhythm tells nothing is read at the bound.
+  revisit — at the tick its rhythm sees likeliest in that interval when it is the likeliest of its day too
+  (so the guaranteed revisit lands where items are expected, not at whatever hour the watch began), at the
+  interval's last tick at the latest. A page whose rhythm tells nothing is read at the bound.
 - exploration: a tick is probed with probability `exploration_share` at a slot the page's rhythm has never
   observed, shrinking as the slot's observed ticks grow (× CELL_STRENGTH / (CELL_STRENGTH + exposure)), so a
   page that changes its rhythm is noticed.
@@ -47,19 +47,32 @@ class Rules:
 
     def starved(self, counts: np.ndarray, exposure: np.ndarray, ticks: np.ndarray, since: np.ndarray) -> np.ndarray:
         """Whether each page (its slot sums, pages × slots) is due its guaranteed revisit at its tick, `since`
-        ticks after its last revisit."""
+        ticks after its last revisit: the interval's last tick, or before it the tick its rhythm finds likeliest
+        in the interval (ties to the later) when that tick is also its likeliest of the day around it. (Without
+        that, an interval shorter than a day that holds no daily peak would be read at every tick of a falling
+        rate, each the likeliest of what is left.)"""
         bound = self.max_interval_ticks
         if bound is None or not len(ticks):
             return np.zeros(len(ticks), dtype=bool)
         ticks, since = np.asarray(ticks), np.asarray(since)
         rates = slot_rates(self.prior, counts, exposure)
-        # The ticks from this one to the interval's last: this one is taken when it is likelier than every later
-        # one (ties go to the later).
-        left = bound - since + 1
-        offsets = np.arange(max(bound, 1) + 1)
-        ahead = np.take_along_axis(rates, slots_of(ticks[:, None] + offsets[None, :], self.prior.tick_hours), 1)
-        later = np.where(offsets[None, 1:] < left[:, None], ahead[:, 1:], -np.inf).max(1)
-        return (since >= bound) | ((left > 1) & (ahead[:, 0] > later * (1 + 1e-9)))
+        half_day = max(1, round(12 / self.prior.tick_hours))
+        reach = max(bound, half_day)
+        offsets = np.arange(-reach, reach + 1)
+        around = np.take_along_axis(rates, slots_of(ticks[:, None] + offsets[None, :], self.prior.tick_hours), 1)
+        here = reach  # the column of offset 0
+        # The interval: from the first tick after the last revisit to its last.
+        inside = (offsets[None, :] >= 1 - since[:, None]) & (offsets[None, :] <= bound - since[:, None])
+        day = np.abs(offsets) <= half_day
+
+        def largest(mask: np.ndarray) -> np.ndarray:
+            return np.where(mask, around, -np.inf).max(1)
+
+        rate = around[:, here]
+        before, after = offsets[None, :] < 0, offsets[None, :] > 0
+        likeliest = ((rate >= largest(inside & before)) & (rate > largest(inside & after) * (1 + 1e-9))
+                     & (rate >= largest(np.broadcast_to(day, around.shape))))
+        return (since >= bound) | (likeliest & (since < bound))
 
     def explored(self, keys: Sequence[str], ticks: Sequence[int], slot_exposure: np.ndarray) -> np.ndarray:
         """Whether each page is probed at its tick, given the ticks its rhythm observed at that tick's slot."""

@@ -41,6 +41,8 @@ def test_the_cold_start_evaluation_on_sources_held_out_by_source(data_dir, tmp_p
     assert plane.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert result["sources_used"] == 24 and result["protocol"]["folds"] == 2
     assert result["protocol"]["first_read_items"] == 20
+    # At 1-day ticks the settings' longest interval (12 h) would be a fetch every tick: left out; probes kept.
+    assert result["protocol"]["max_interval_hours"] is None and result["protocol"]["exploration_share"] == 0.02
     for name in [f"rc_{k}" for k in range(1, 24)] + ["adaptive"]:
         assert {"timeliness", "friendliness", "delay_h", "fetches_per_item", "micro"} <= set(result[name])
     for name in ("poisson", "how", "logreg", "rhythm", "model", "model_previous"):
@@ -59,3 +61,5 @@ def test_cold_start_options_are_checked(data_dir):
     assert done.returncode == 2 and "--folds must be at least 2" in done.stderr
     done = run_cli(["eval", "revisit", "--cold-start", "--no-model", "--events", events], {})
     assert done.returncode == 2 and "no --per-source or --no-model" in done.stderr
+    done = run_cli(["eval", "revisit", "--cold-start", "--events", events, "--exploration-share", "1.5"], {})
+    assert done.returncode == 2 and "--exploration-share must be in [0, 1)" in done.stderr

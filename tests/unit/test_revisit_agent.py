@@ -18,6 +18,7 @@ from agents.revisit import (
     start_watching,
     tick_message,
 )
+from infra.settings import Settings
 from models.revisit.rhythm import RhythmPrior, slots_of
 from models.revisit.rhythm_model import RhythmLSTM
 from models.revisit.schedule import starvation_ticks
@@ -217,8 +218,10 @@ def test_exploration_probes_a_small_share_of_ticks_and_the_same_tick_draws_the_s
 
 def _daily_at_seven(model: RhythmLSTM, days: int, dated: bool) -> tuple[list[list[int]], np.ndarray]:
     """A page publishing one item a day at 07:20 UTC, watched from cold start (its first read lists 20 earlier
-    ones, dated or not), decided tick by tick with a 24-h bound: the hours of day fetched, per day, and P per
-    hour of the day after."""
+    ones, dated or not), decided tick by tick as the stream decides by default (the settings' longest interval
+    and exploration share): the hours of day fetched, per day, and P per hour of the day after."""
+    default = {name: field.default for name, field in Settings.model_fields.items()}
+    bound = starvation_ticks(default["revisit_max_interval_hours"], CLOCK.tick_hours)
     start = DAY + 24 * 20
     source = start_watching(URL, "example.org", start)
     first_read(source, CLOCK)
@@ -228,7 +231,8 @@ def _daily_at_seven(model: RhythmLSTM, days: int, dated: bool) -> tuple[list[lis
     fetched_hours: list[list[int]] = [[] for _ in range(days)]
     last_read = start
     for tick in range(start + 1, start + 24 * days + 1):
-        decision = decide(model, [(source, tick_message(source, tick, CLOCK))], CLOCK, 24, None, 0.02)[0]
+        decision = decide(model, [(source, tick_message(source, tick, CLOCK))], CLOCK, bound, None,
+                          default["revisit_exploration_share"])[0]
         if not decision.message.fetch:
             continue
         fetched_hours[(tick - start - 1) // 24].append((tick - 1 - DAY) % 24)

@@ -220,3 +220,22 @@ def test_the_evaluation_watches_with_the_schedulers_rules_as_the_stream_decides(
                                            published=[clock.tick_time(origin + t) for t in new]), clock, prior)
             last = tick
     assert live == offline.tolist()
+
+
+def test_the_guaranteed_revisit_is_one_tick_per_interval_at_the_pages_likeliest():
+    """A page whose rate peaks at 07:00 and falls after it: with a 12-h bound, read at its peak and at the
+    bound — not at every tick of the falling rate (each the likeliest of what is left of its interval)."""
+    from models.revisit.schedule import Rules
+
+    counts, exposure = np.zeros((1, 168)), np.full((1, 168), 10.0)
+    for day in range(7):
+        for hour in range(24):
+            counts[0, day * 24 + hour] = max(0, 10 - abs(hour - 7)) * 0.5
+    midnight = 24 * 20_000
+    for bound, expected in ((12, [7, 19] * 3), (24, [7] * 3)):
+        rules, hours, last = Rules(RhythmPrior.flat(1.0, 0.01), bound), [], midnight
+        for tick in range(midnight + 1, midnight + 24 * 3 + 1):
+            if rules.starved(counts, exposure, np.array([tick]), np.array([tick - last]))[0]:
+                hours.append((tick - 1) % 24)
+                last = tick
+        assert hours == expected, bound
