@@ -214,10 +214,12 @@ def latest_items(limit: int, settle_ms: int, source_url: str | None = None) -> Q
                  {"limit": limit, "settle_ms": settle_ms, "source": source_url or ""})
 
 
-def metric_totals() -> Query:
-    """Every counter's total and every gauge's latest value, per name, stage and labels (Prometheus)."""
+def metric_totals(per_source: bool = False) -> Query:
+    """Every counter's total and every gauge's latest value, per name, stage and labels (Prometheus); the series
+    of single watched pages (labelled `source`) only when asked for."""
+    where = "" if per_source else "WHERE NOT mapContains(labels, 'source') "
     return Query("SELECT name, stage, kind, labels, if(kind = 'gauge', argMax(value, created_at), sum(value)) AS total "
-                 "FROM metrics GROUP BY name, stage, kind, labels ORDER BY name, stage")
+                 f"FROM metrics {where}GROUP BY name, stage, kind, labels ORDER BY name, stage")
 
 
 # The dashboard's panels over the last {hours} hours, in {step}-second buckets of the moment rows were stored.

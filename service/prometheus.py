@@ -21,8 +21,6 @@ from service.reader import Reader
 
 # Labels whose values change with every flush (a rhythm's peak hours): one series each would never end.
 UNBOUNDED_LABELS = frozenset({"peaks"})
-# The label of a series per watched page.
-PER_SOURCE_LABEL = "source"
 
 
 def _name(stage: str, name: str) -> str:
@@ -53,10 +51,7 @@ async def prometheus_metrics(request: web.Request, reader: Reader) -> web.Respon
     flag = request.query.get("per_source", "false").lower()
     if flag not in ("true", "false", "1", "0"):
         raise refusal(web.HTTPBadRequest, "per_source is true or false")
-    per_source = flag in ("true", "1")
-    rows = await reader.rows(queries.metric_totals())
-    if not per_source:
-        rows = [row for row in rows if PER_SOURCE_LABEL not in (row["labels"] or {})]
+    rows = await reader.rows(queries.metric_totals(per_source=flag in ("true", "1")))
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Snapshot(rows))
     return web.Response(body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
