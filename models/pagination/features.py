@@ -83,8 +83,13 @@ _OWN_CLASSES = lxml.etree.XPath("descendant-or-self::*/@class", smart_strings=Fa
 
 def _class_names(node: lxml.html.HtmlElement) -> list[str]:
     """Class names of the node, its descendants (icons) and its two nearest ancestors (the pager list)."""
-    # XPath reads the attributes without making an element object per descendant (the cost that was).
-    values = _OWN_CLASSES(node)
+    # XPath reads the attributes without making an element object per descendant (the cost that was); a link
+    # without child elements (most) has only its own, read directly.
+    if len(node):
+        values = _OWN_CLASSES(node)
+    else:
+        own = node.get("class")
+        values = [own] if own is not None else []
     parent = node.getparent()
     for ancestor in (parent, parent.getparent() if parent is not None else None):
         if ancestor is not None:
@@ -175,6 +180,39 @@ def _split(href: str) -> SplitResult:
         return urlsplit("")
 
 
+@dataclass(frozen=True)
+class _HrefView:
+    """What the features read of one href on one page (a page links to the same href from several nodes)."""
+
+    query_ngrams: tuple[int, ...]
+    paper: tuple[float, ...]  # the paper's href heuristics: "page" in it, a digit, a year, its query keys
+    extra: tuple[float, ...]  # a page number in the path, no target, the three relations to the page's URL
+
+
+def _href_view(href: str, page: _PageURL | None) -> _HrefView:
+    split = _split(href)
+    raw_keys = _query_keys(split.query)
+    keys = [key.lower() for key in raw_keys]
+    lowered = href.lower()
+    return _HrefView(
+        query_ngrams=hashed_ngrams(keys),
+        paper=(float("page" in lowered), float(_DIGIT.search(href) is not None), float(bool(_YEAR.search(href))),
+               min(len(keys), 2) / 2),
+        extra=(float(bool(_PAGE_IN_PATH.search(split.path))),
+               float(not href or href == "#" or lowered.startswith("javascript:")),
+               *_relation_to_page(href, split, raw_keys, page)))
+
+
+@lru_cache(maxsize=100_000)
+def _text_ngrams(text: str) -> tuple[int, ...]:
+    return hashed_ngrams(_DIGIT.sub("0", text.lower()).split() or [""])
+
+
+@lru_cache(maxsize=100_000)
+def _class_ngrams(names: tuple[str, ...]) -> tuple[int, ...]:
+    return hashed_ngrams(list(names))
+
+
 def page_features(root: lxml.html.HtmlElement, page_url: str = "",
                   nodes: list[lxml.html.HtmlElement] | None = None) -> list[NodeFeatures]:
     """The features of every clickable node (or of these, in document order); page_url (where the page was
@@ -184,21 +222,18 @@ def page_features(root: lxml.html.HtmlElement, page_url: str = "",
     hrefs = [(node.get("href") or "").strip() for node in nodes]
     texts = [node_text(node) for node in nodes]
     has_href = [bool(href) for href in hrefs]
+    views: dict[str, _HrefView] = {}
     features = []
     for index, node in enumerate(nodes):
         href, text = hrefs[index], texts[index]
+        view = views.get(href)
+        if view is None:
+            view = views[href] = _href_view(href, page)
         own_classes = (node.get("class") or "").lower().split()
-        split = _split(href)
-        raw_keys = _query_keys(split.query)
-        keys = [key.lower() for key in raw_keys]
-        lowered_href = href.lower()
         neighbours = [texts[i] for i in (index - 1, index + 1) if 0 <= i < len(texts)]
         paper = (
             float(any("disabled" in name for name in own_classes) or node.get("disabled") is not None),
-            float("page" in lowered_href),
-            float(_DIGIT.search(href) is not None),
-            float(bool(_YEAR.search(href))),
-            min(len(keys), 2) / 2,
+            *view.paper,
             float(text.isalnum()),
             float(index > 0 and has_href[index - 1]),
             float(index + 1 < len(nodes) and has_href[index + 1]),
@@ -207,18 +242,18 @@ def page_features(root: lxml.html.HtmlElement, page_url: str = "",
             float(_is_number(text)),
             # A run of page numbers: this number is one more or one less than a neighbour's.
             float(_is_number(text) and any(_is_number(n) and abs(int(n) - int(text)) == 1 for n in neighbours)),
-            float(bool(_PAGE_IN_PATH.search(split.path))),
-            float(not href or href == "#" or lowered_href.startswith("javascript:")),
+            view.extra[0],
+            view.extra[1],
             # Arrow-like labels: », ›, >, ->, …
             float(bool(text) and len(text) <= 3 and not any(character.isalnum() for character in text)),
-            *_relation_to_page(href, split, raw_keys, page),
+            *view.extra[2:],
         )
         parent = node.getparent()
         features.append(NodeFeatures(
             parent_tag=str(parent.tag).lower() if parent is not None else "",
-            class_ngrams=hashed_ngrams(_class_names(node)),
-            query_ngrams=hashed_ngrams(keys),
-            text_ngrams=hashed_ngrams(_DIGIT.sub("0", text.lower()).split() or [""]),
+            class_ngrams=_class_ngrams(tuple(_class_names(node))),
+            query_ngrams=view.query_ngrams,
+            text_ngrams=_text_ngrams(text),
             text=text,
             heuristics=paper + extra,
         ))
