@@ -24,10 +24,13 @@ def _without_token(request: web.Request) -> str:
     return str(request.rel_url.with_query(query))
 
 
-def access_middleware(rule: AccessRule):
+def access_middleware(rule: AccessRule, resources: frozenset | None = None):
+    """The rule on every request, or, given `resources`, on requests to those only (a worker's web server
+    checks its own routes itself)."""
     @web.middleware
     async def check_access(request: web.Request, handler):
-        if request.path in OPEN_PATHS:
+        if request.path in OPEN_PATHS or (resources is not None
+                                          and request.match_info.route.resource not in resources):
             return await handler(request)
         headers = CIMultiDict(request.headers)
         offered = request.query.get("token")

@@ -35,30 +35,56 @@ async def _health(request: web.Request) -> web.Response:
     return web.json_response({"ok": True})
 
 
-def build_app(settings: Settings) -> web.Application:
-    reader = Reader(settings)
+def add_service(app: web.Application, settings: Settings, reader: Reader | None = None,
+                check_every_path: bool = True) -> None:
+    """The service's routes and checks on `app`: its own server (`sourcewatch serve`: the access rule on every
+    path, so an unknown one without the token is refused, not told apart from a known one) or a worker's web
+    server (`check_every_path` False: on the service's routes; the worker's own, `/sql/`, check themselves).
+    `reader`: how it reads ClickHouse (default: as `sourcewatch sql` does)."""
+    reader = reader or Reader(settings)
     api, dashboard = Api(reader), Dashboard(reader)
     feeds = FeedRoutes(api)
     document = openapi_document()
-    app = web.Application(middlewares=[access_middleware(AccessRule.from_settings(settings)), unreadable_as_503])
-    app.router.add_get("/healthz", _health)
-    app.router.add_get("/", dashboard.page)
-    app.router.add_get("/sources/{id}", dashboard.page)
-    app.router.add_get("/assets/{name}", dashboard.asset)
-    app.router.add_get("/api/v1/dashboard", dashboard.data)
-    app.router.add_get("/api/v1/openapi.json", lambda request: web.json_response(document))
-    app.router.add_get("/api/v1/sources", api.sources)
-    app.router.add_get("/api/v1/sources/{id}", api.source)
-    app.router.add_get("/api/v1/sources/{id}/records", api.records)
-    app.router.add_get("/api/v1/sources/{id}/items", api.items)
-    app.router.add_get("/api/v1/sources/{id}/figures", api.figures)
-    app.router.add_get("/api/v1/items", api.items)
-    app.router.add_post("/api/v1/watch", api.watch)
-    app.router.add_delete("/api/v1/watch", api.stop_watching)
-    app.router.add_post("/api/v1/sources/{id}/verdict", api.verdict)
-    app.router.add_get(r"/feeds/items.{form:atom|json}", feeds.feed)
-    app.router.add_get(r"/feeds/sources/{id}.{form:atom|json}", feeds.feed)
-    app.router.add_get("/metrics", lambda request: prometheus_metrics(request, reader))
+    router = app.router
+    before = set(router.resources())
+    router.add_get("/healthz", _health)
+    router.add_get("/", dashboard.page)
+    router.add_get("/sources/{id}", dashboard.page)
+    router.add_get("/assets/{name}", dashboard.asset)
+    router.add_get("/api/v1/dashboard", dashboard.data)
+    router.add_get("/api/v1/openapi.json", lambda request: web.json_response(document))
+    router.add_get("/api/v1/sources", api.sources)
+    router.add_get("/api/v1/sources/{id}", api.source)
+    router.add_get("/api/v1/sources/{id}/records", api.records)
+    router.add_get("/api/v1/sources/{id}/items", api.items)
+    router.add_get("/api/v1/sources/{id}/figures", api.figures)
+    router.add_get("/api/v1/items", api.items)
+    router.add_post("/api/v1/watch", api.watch)
+    router.add_delete("/api/v1/watch", api.stop_watching)
+    router.add_post("/api/v1/sources/{id}/verdict", api.verdict)
+    router.add_get(r"/feeds/items.{form:atom|json}", feeds.feed)
+    router.add_get(r"/feeds/sources/{id}.{form:atom|json}", feeds.feed)
+    router.add_get("/metrics", lambda request: prometheus_metrics(request, reader))
+    own = None if check_every_path else frozenset(set(router.resources()) - before)
+    app.middlewares.extend([access_middleware(AccessRule.from_settings(settings), own), unreadable_as_503])
+
+
+def add_worker_service(app: web.Application, settings: Settings) -> None:
+    """The service on a worker's web server. A worker holding the store (role all or sink) reads through its
+    own client (the embedded chDB answers one process: this one); a processing worker reads as `sql` does."""
+    reader = None
+    if settings.worker_role != "process":
+        from agents.sink import store
+
+        reader = Reader(settings, lambda query: store().read_async(query))
+    if missing := missing_assets():
+        log.warning("the dashboard's chart library is missing (%s): run `make setup`", missing[0])
+    add_service(app, settings, reader, check_every_path=False)
+
+
+def build_app(settings: Settings) -> web.Application:
+    app = web.Application()
+    add_service(app, settings)
     return app
 
 

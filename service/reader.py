@@ -4,6 +4,7 @@ aware UTC datetimes whichever way they came (directly, or through a worker's /sq
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from infra.queries import Query
@@ -28,13 +29,19 @@ class Unreadable(RuntimeError):
     """ClickHouse did not answer the query (a worker starting or stopping, a server down, a query error)."""
 
 
+ReadQuery = Callable[[Query], Awaitable[tuple[list[str], list[list]]]]
+
+
 class Reader:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, read: ReadQuery | None = None) -> None:
+        """`read`: how a query reaches ClickHouse — by default as `sourcewatch sql` does (through the worker
+        holding an embedded chDB, or directly), off the event loop; a worker holding it passes its own client's."""
         self.settings = settings
+        self._read = read or (lambda query: asyncio.to_thread(read_clickhouse, settings, query))
 
     async def rows(self, query: Query) -> list[dict]:
         try:
-            columns, rows = await asyncio.to_thread(read_clickhouse, self.settings, query)
+            columns, rows = await self._read(query)
         except Exception as error:  # the caller gets a 503 that says why; the service goes on
             raise Unreadable(str(error)) from error
         return [{column: _moment(value) if column in TIME_COLUMNS else value for column, value in zip(columns, row)}

@@ -7,16 +7,44 @@ inside Faust's codec machinery.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from aiohttp import web
+from faust.web import drivers as web_drivers
+
 from infra.kafka_broker import bootstrap_address
 from infra.kafka_topics import consumer_group, worker_client_id
 from infra.settings import get_settings
 from streams.rebalance import App
 
+
+class ServingApp(App):
+    """The app whose web server also carries routes added before it starts (the service's, from the worker
+    command: the same routes as `sourcewatch serve`), with Faust's placeholder index at `/` left out for them."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._web_routes: list[Callable[[web.Application], None]] = []
+
+    def add_web_routes(self, add: Callable[[web.Application], None]) -> None:
+        self._web_routes.append(add)
+
+    def _new_web(self):
+        driver = web_drivers.by_url(self.conf.web)
+        # Faust's production index answers `/` with {"status": "OK"}; the dashboard is served there instead.
+        without_index = type("Web", (driver,), {"production_blueprints": []})
+        return without_index(self)
+
+    def on_webserver_init(self, faust_web) -> None:
+        for add in self._web_routes:
+            add(faust_web.web_app)
+
+
 settings = get_settings()
 # Faust creates its data dir (below) but not the folders above it.
 (settings.home / "faust").mkdir(parents=True, exist_ok=True)
 
-app = App(
+app = ServingApp(
     # Workers in role "sink" are a group of their own: a group's members must all consume the same topics.
     consumer_group(settings.topic_prefix, settings.worker_role),
     broker_client_id=worker_client_id(settings.worker_role),

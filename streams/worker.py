@@ -18,11 +18,13 @@ import logging
 import os
 import pkgutil
 import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from aiokafka.errors import KafkaError
+from aiohttp import web
 
 import agents
 from infra.api_access import settings_token
@@ -86,9 +88,10 @@ def _with_broker(bootstrap: str, wait_seconds: float, request: Callable[[], Awai
             pause = min(pause * 2, 10.0)
 
 
-def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: str | None = None) -> int:
+def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: str | None = None,
+               web_routes: Callable[[web.Application], None] | None = None) -> int:
     """Run the worker until stopped (or until `driver` returns); the exit code. Its log level follows the
-    command's (`sourcewatch -v …`: info) unless given."""
+    command's (`sourcewatch -v …`: info) unless given; `web_routes` adds routes to its web server."""
     from faust.worker import Worker
 
     from streams.app import app, settings
@@ -106,6 +109,8 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
                          f"{owner['pid']}: stop it, start this one as --role process beside it, or point "
                          "SOURCEWATCH_CLICKHOUSE_DSN at a ClickHouse server to run several sinks")
     load_agents(role)
+    if web_routes is not None:
+        app.add_web_routes(web_routes)
     if role != "sink":
         from agents.discover import model_files
 
@@ -121,6 +126,8 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
     outage.install()
     app.timer(interval=PROBE_SECONDS)(outage.probe)
     app.conf.web_port = first_free_port(settings.web_port)
+    if web_routes is not None:
+        print(f"dashboard and data API on http://127.0.0.1:{app.conf.web_port}/", file=sys.stderr, flush=True)
     if loglevel is None:
         loglevel = "info" if logging.getLogger().isEnabledFor(logging.INFO) else "warning"
     worker = Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)

@@ -213,6 +213,12 @@ def _class_ngrams(names: tuple[str, ...]) -> tuple[int, ...]:
     return hashed_ngrams(list(names))
 
 
+def clear_caches() -> None:
+    """Forget every cached n-gram (a benchmark's cold pass: the caches otherwise hold what earlier pages had)."""
+    for cached in (_token_ngrams, _text_ngrams, _class_ngrams):
+        cached.cache_clear()
+
+
 def page_features(root: lxml.html.HtmlElement, page_url: str = "",
                   nodes: list[lxml.html.HtmlElement] | None = None) -> list[NodeFeatures]:
     """The features of every clickable node (or of these, in document order); page_url (where the page was

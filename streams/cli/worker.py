@@ -27,6 +27,8 @@ class Worker(Command):
             os.environ["SOURCEWATCH_WORKER_ROLE"] = args.role
             get_settings.cache_clear()
         ensure_local_kafka()
+        from service.app import add_worker_service
         from streams.worker import run_worker
 
-        return run_worker(loglevel=args.loglevel)
+        settings = get_settings()
+        return run_worker(loglevel=args.loglevel, web_routes=lambda web_app: add_worker_service(web_app, settings))

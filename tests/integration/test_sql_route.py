@@ -122,3 +122,29 @@ def test_writes_ddl_and_file_or_network_functions_are_refused_and_change_nothing
 def test_the_cli_still_queries_through_the_worker(worker):
     env, _, _, _ = worker
     assert cli_json(["sql", "SELECT 41 + 1 AS answer"], env) == [{"answer": 42}]
+
+
+def _get(port: int, path: str, headers: dict[str, str]) -> tuple[int, bytes]:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def test_the_worker_serves_the_services_routes_from_its_own_chdb_with_the_token(worker):
+    _, port, token, _ = worker
+    bearer = {"Authorization": f"Bearer {token}"}
+    code, page = _get(port, "/", bearer)
+    assert code == 200 and b"<html" in page.lower()  # the dashboard, not Faust's placeholder index
+    code, body = _get(port, "/api/v1/sources?limit=5", bearer)
+    assert code == 200 and json.loads(body)["sources"] == []
+    code, body = _get(port, "/api/v1/items?limit=5", bearer)
+    assert code == 200 and json.loads(body)["items"] == []
+    assert _get(port, "/metrics", bearer)[0] == 200
+    assert _get(port, "/feeds/items.atom", bearer)[0] == 200
+    # The same access rule as `sourcewatch serve`: no token, or a foreign Origin, is refused.
+    assert _get(port, "/api/v1/sources", {})[0] == 401
+    assert _get(port, "/api/v1/items", bearer | {"Origin": "https://evil.example"})[0] == 403
+    assert _get(port, "/healthz", {})[0] == 200
