@@ -93,9 +93,11 @@ def items_of_sources(source_urls: list[str]) -> Query:
                  {"sources": source_urls})
 
 
-def new_items_of_crawl(crawl_id: str) -> Query:
-    """(source page, item URL) of every new item a crawl detected."""
-    return Query("SELECT source_url, item_url FROM changes WHERE crawl_id = {crawl:String}", {"crawl": crawl_id})
+def new_items_of_sources(source_urls: list[str]) -> Query:
+    """(source page, item URL, event id) of every new item any read of these source pages reported (a crawl's,
+    or a revisit's)."""
+    return Query("SELECT source_url, item_url, event_id FROM changes WHERE source_url IN {sources:Array(String)}",
+                 {"sources": source_urls})
 
 
 def revisit_decisions_of(page_urls: list[str]) -> Query:

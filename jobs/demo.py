@@ -168,6 +168,15 @@ def _fetch_times(control: str, crawl_id: str, urls: list[str]) -> dict[str, date
     return {url: simulated_now - (real_now - at.replace(tzinfo=UTC)) * clock["speed"] for url, at in fetched}
 
 
+def _reported(sources: list[str]) -> dict[tuple[str, str], str]:
+    """(source page, item URL) → the event id of its report, for every new item reported on these pages."""
+    from infra.settings import get_settings
+    from infra.sql_owner import read_clickhouse
+
+    _, rows = read_clickhouse(get_settings(), queries.new_items_of_sources(sources))
+    return {(row[0], row[1]): row[2] for row in rows}
+
+
 def _pairs(query: queries.Query) -> list[tuple[str, str]]:
     from infra.settings import get_settings
     from infra.sql_owner import read_clickhouse
@@ -195,11 +204,15 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     try:
         crawl = run_to_completion(read, plan.duration + 120, simulated_clock_env(control))
         records = _pairs(queries.items_of_sources(reached))
+        reported_before = _reported(reached)
         time.sleep(REREAD_AFTER_SECONDS)
         again = run_to_completion(read, plan.duration + 120, simulated_clock_env(control))
     except RuntimeError as error:
         return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
-    detected = _pairs(queries.new_items_of_crawl(again["crawl_id"]))
+    # The new items any read reported between the two: the revisit stage watches these pages from discovery
+    # on, so a revisit in between reports some of them before the re-read does (each item once, by the first).
+    earlier = set(reported_before.values())
+    detected = [pair for pair, event in _reported(reached).items() if event not in earlier]
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
     revisits = watch_sources(control, reached, plan.watch_days, plan.watch_speed) if plan.watch_days > 0 else None
@@ -312,7 +325,7 @@ def print_summary(summary: dict) -> None:
             f"(precision {records['record_precision']}, recall {records['record_recall']} over the "
             f"{records['record_recall_sources']} lists within the page budget)")
         lines.append(
-            f"  new items            {reread['new_items_caught']} on changes.detected when re-read "
+            f"  new items            {reread['new_items_caught']} reported by the re-read or a revisit before it, re-read "
             f"{reread['simulated_hours_between_reads']} simulated hours later (precision "
             f"{reread['new_item_precision']}, recall {reread['new_item_recall']} of the {reread['new_items_due']} "
             "published between the two reads)")

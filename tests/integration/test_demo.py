@@ -75,10 +75,16 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
     assert records["record_precision"] > 0.8 and records["record_recall"] > 0.5
     stored = cli_json(["sql", "SELECT count() AS n FROM records"], pipeline_env)
     assert stored[0]["n"] >= records["records"]
+    # The re-read's reports are among those counted (a revisit in between may report the others), and no item
+    # of these pages was reported twice by any read.
     reread = reading["reread"]
     changes = cli_json(["sql", f"SELECT count() AS n, uniqExact(source_url, item_url) AS items FROM changes "
                                f"WHERE crawl_id = '{reread['crawl_id']}'"], pipeline_env)
-    assert changes == [{"n": summary["new_items_caught"], "items": summary["new_items_caught"]}]
+    assert changes[0]["n"] == changes[0]["items"] <= summary["new_items_caught"]
+    sources = ", ".join(f"'{url}'" for url in reading["sources"])
+    every = cli_json(["sql", f"SELECT count() AS n, uniqExact(source_url, item_url) AS items FROM changes "
+                             f"WHERE source_url IN ({sources})"], pipeline_env)
+    assert every[0]["n"] == every[0]["items"]
     if reread["new_items_caught"]:
         assert reread["new_item_precision"] > 0.8
     # Phase 4: the model decided every tick of every source page it watched, on the simulated web's clock, and
