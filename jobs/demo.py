@@ -168,21 +168,20 @@ def _fetch_times(control: str, crawl_id: str, urls: list[str]) -> dict[str, date
     return {url: simulated_now - (real_now - at.replace(tzinfo=UTC)) * clock["speed"] for url, at in fetched}
 
 
-def _reported(sources: list[str]) -> dict[tuple[str, str], str]:
-    """(source page, item URL) → the event id of its report, for every new item reported on these pages."""
+def _rows(query: queries.Query) -> list[list]:
     from infra.settings import get_settings
     from infra.sql_owner import read_clickhouse
 
-    _, rows = read_clickhouse(get_settings(), queries.new_items_of_sources(sources))
-    return {(row[0], row[1]): row[2] for row in rows}
+    return read_clickhouse(get_settings(), query)[1]
+
+
+def _reported(sources: list[str]) -> dict[tuple[str, str], str]:
+    """(source page, item URL) → the event id of its report, for every new item reported on these pages."""
+    return {(row[0], row[1]): row[2] for row in _rows(queries.new_items_of_sources(sources))}
 
 
 def _pairs(query: queries.Query) -> list[tuple[str, str]]:
-    from infra.settings import get_settings
-    from infra.sql_owner import read_clickhouse
-
-    _, rows = read_clickhouse(get_settings(), query)
-    return [(row[0], row[1]) for row in rows]
+    return [(row[0], row[1]) for row in _rows(query)]
 
 
 def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
@@ -325,8 +324,8 @@ def print_summary(summary: dict) -> None:
             f"(precision {records['record_precision']}, recall {records['record_recall']} over the "
             f"{records['record_recall_sources']} lists within the page budget)")
         lines.append(
-            f"  new items            {reread['new_items_caught']} reported by the re-read or a revisit before it, re-read "
-            f"{reread['simulated_hours_between_reads']} simulated hours later (precision "
+            f"  new items            {reread['new_items_caught']} reported by the re-read or a revisit before "
+            f"it, re-read {reread['simulated_hours_between_reads']} simulated hours later (precision "
             f"{reread['new_item_precision']}, recall {reread['new_item_recall']} of the {reread['new_items_due']} "
             "published between the two reads)")
         lines.extend(revisit_lines(reading.get("revisits")))

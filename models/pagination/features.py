@@ -186,7 +186,9 @@ class _HrefView:
 
     query_ngrams: tuple[int, ...]
     paper: tuple[float, ...]  # the paper's href heuristics: "page" in it, a digit, a year, its query keys
-    extra: tuple[float, ...]  # a page number in the path, no target, the three relations to the page's URL
+    page_in_path: float
+    no_target: float  # empty, "#" or javascript:
+    relations: tuple[float, float, float]  # to the page's own URL (_relation_to_page)
 
 
 def _href_view(href: str, page: _PageURL | None) -> _HrefView:
@@ -198,9 +200,9 @@ def _href_view(href: str, page: _PageURL | None) -> _HrefView:
         query_ngrams=hashed_ngrams(keys),
         paper=(float("page" in lowered), float(_DIGIT.search(href) is not None), float(bool(_YEAR.search(href))),
                min(len(keys), 2) / 2),
-        extra=(float(bool(_PAGE_IN_PATH.search(split.path))),
-               float(not href or href == "#" or lowered.startswith("javascript:")),
-               *_relation_to_page(href, split, raw_keys, page)))
+        page_in_path=float(bool(_PAGE_IN_PATH.search(split.path))),
+        no_target=float(not href or href == "#" or lowered.startswith("javascript:")),
+        relations=_relation_to_page(href, split, raw_keys, page))
 
 
 @lru_cache(maxsize=100_000)
@@ -248,11 +250,11 @@ def page_features(root: lxml.html.HtmlElement, page_url: str = "",
             float(_is_number(text)),
             # A run of page numbers: this number is one more or one less than a neighbour's.
             float(_is_number(text) and any(_is_number(n) and abs(int(n) - int(text)) == 1 for n in neighbours)),
-            view.extra[0],
-            view.extra[1],
+            view.page_in_path,
+            view.no_target,
             # Arrow-like labels: », ›, >, ->, …
             float(bool(text) and len(text) <= 3 and not any(character.isalnum() for character in text)),
-            *view.extra[2:],
+            *view.relations,
         )
         parent = node.getparent()
         features.append(NodeFeatures(
