@@ -21,6 +21,8 @@ class LabelledSite:
     # Normalised URL paths of its source pages, as served.
     source_paths: frozenset[str]
     negative: bool
+    # Normalised URL paths of their lists' further pages.
+    pagination_paths: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -48,5 +50,7 @@ def load_sites(paths: list[Path]) -> list[LabelledSite]:
         manifest = json.loads(manifest_path.read_text())
         paths_served = frozenset(normalized_path(folder.prefix + page["path"].lstrip("/"))
                                  for page in manifest.get("source_pages", []))
-        sites.append(LabelledSite(folder, paths_served, bool(manifest.get("negative")) or not paths_served))
+        further = frozenset(normalized_path(folder.prefix + page["path"].lstrip("/"))
+                            for page in manifest.get("pagination", []))
+        sites.append(LabelledSite(folder, paths_served, bool(manifest.get("negative")) or not paths_served, further))
     return sites

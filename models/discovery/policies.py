@@ -5,6 +5,7 @@ and not clicked yet, with the clicks it lies from the homepage) and returns one 
 stop. The baselines:
 
 - BFS: the shallowest unclicked anchor, in document order (never stops before its budget).
+- DFS: the deepest unclicked anchor, the first seen of the deepest page (never stops before its budget).
 - Random walk: a random unclicked anchor of the current page, or of the frontier at a dead end.
 - Keyword: the anchor whose text and URL path carry the most event/news words of a fixed multilingual list
   (text counts double); stops when no unclicked anchor carries any. The list is general vocabulary, not
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
@@ -59,6 +61,13 @@ class BreadthFirst(Unlearned):
         return min(frontier, key=lambda c: (c.depth, c.order), default=None)
 
 
+class DepthFirst(Unlearned):
+    name = "dfs"
+
+    def choose(self, on_page: list[Candidate], frontier: list[Candidate]) -> Candidate | None:
+        return max(frontier, key=lambda c: (c.depth, -c.order), default=None)
+
+
 class RandomWalk(Unlearned):
     name = "random"
 
@@ -89,16 +98,16 @@ KEYWORDS = (
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 
 
-def keyword_hits(text: str) -> int:
+def keyword_hits(text: str, keywords: Sequence[str] = KEYWORDS) -> int:
     words = set(re.findall(r"[\w'’-]+", text.lower()))
     lowered = text.lower()
-    return sum(1 for keyword in KEYWORDS
+    return sum(1 for keyword in keywords
                if (keyword in lowered if _CJK.search(keyword) or " " in keyword else keyword in words))
 
 
-def keyword_score(candidate: Candidate) -> int:
+def keyword_score(candidate: Candidate, keywords: Sequence[str] = KEYWORDS) -> int:
     path = unquote(urlsplit(candidate.url).path).replace("/", " ").replace("_", " ").replace(".html", " ")
-    return 2 * keyword_hits(candidate.text) + keyword_hits(path)
+    return 2 * keyword_hits(candidate.text, keywords) + keyword_hits(path, keywords)
 
 
 class KeywordHeuristic(Unlearned):
@@ -110,4 +119,5 @@ class KeywordHeuristic(Unlearned):
         return best[3] if best is not None and best[0] > 0 else None
 
 
-BASELINES: dict[str, type] = {"bfs": BreadthFirst, "random": RandomWalk, "keyword": KeywordHeuristic}
+BASELINES: dict[str, type] = {"bfs": BreadthFirst, "dfs": DepthFirst, "random": RandomWalk,
+                              "keyword": KeywordHeuristic}

@@ -18,7 +18,9 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from urllib.parse import unquote, urlsplit
 
-from models.discovery.policies import Candidate, keyword_score
+from pydantic import BaseModel, Field
+
+from models.discovery.policies import KEYWORDS, Candidate, keyword_score
 from models.web.dom import normalize_space, parse_html
 
 GAMMA = 0.5
@@ -47,30 +49,31 @@ def cosine(a: Counter[str], b: Counter[str]) -> float:
     return dot / norm if norm else 0.0
 
 
-class NaiveBayesBins:
-    """Multinomial naive Bayes from a link's context words to a Q bin, with add-one smoothing."""
+class NaiveBayesBins(BaseModel):
+    """Multinomial naive Bayes from a link's context words to a Q bin, add-one smoothed; plain data (the
+    stream keeps a topical crawl's in a table)."""
 
-    def __init__(self, copy_of: NaiveBayesBins | None = None) -> None:
-        self.words: list[Counter[str]] = [Counter(c) for c in copy_of.words] if copy_of else [
-            Counter() for _ in BIN_VALUES]
-        self.totals = list(copy_of.totals) if copy_of else [0] * len(BIN_VALUES)
-        self.links = list(copy_of.links) if copy_of else [0] * len(BIN_VALUES)
-        self.vocabulary: set[str] = set(copy_of.vocabulary) if copy_of else set()
+    words: list[dict[str, int]] = Field(default_factory=lambda: [{} for _ in BIN_VALUES])
+    totals: list[int] = Field(default_factory=lambda: [0] * len(BIN_VALUES))
+    links: list[int] = Field(default_factory=lambda: [0] * len(BIN_VALUES))
+    vocabulary: int = 0
 
     def add(self, words: Sequence[str], bin_index: int) -> None:
-        self.words[bin_index].update(words)
+        counts = self.words[bin_index]
+        for word in words:
+            if not any(word in other for other in self.words):
+                self.vocabulary += 1
+            counts[word] = counts.get(word, 0) + 1
         self.totals[bin_index] += len(words)
         self.links[bin_index] += 1
-        self.vocabulary.update(words)
 
     def expected_q(self, words: Sequence[str]) -> float:
-        if not sum(self.links):
+        seen = sum(self.links)
+        if not seen:
             return 0.0
-        vocabulary = len(self.vocabulary) + 1
-        logs = []
-        for counts, total, links in zip(self.words, self.totals, self.links):
-            logs.append(math.log((links + 1) / (sum(self.links) + len(BIN_VALUES))) + sum(
-                math.log((counts[word] + 1) / (total + vocabulary)) for word in words))
+        logs = [math.log((links + 1) / (seen + len(BIN_VALUES))) + sum(
+                    math.log((counts.get(word, 0) + 1) / (total + self.vocabulary + 1)) for word in words)
+                for counts, total, links in zip(self.words, self.totals, self.links)]
         top = max(logs)
         weights = [math.exp(value - top) for value in logs]
         return sum(w * v for w, v in zip(weights, BIN_VALUES)) / sum(weights)
@@ -96,7 +99,7 @@ class QLearningCrawler:
 
     def reset(self, seed: int) -> None:
         # This episode's model starts from the trained one and learns online.
-        self.model = NaiveBayesBins(copy_of=self.trained)
+        self.model = self.trained.model_copy(deep=True)
         self.q: dict[str, float] = {}
         self.reward: dict[str, float] = {}
         self.parent: dict[str, str] = {}
@@ -105,7 +108,7 @@ class QLearningCrawler:
         self.current = ""
 
     def _rank(self, candidate: Candidate) -> float:
-        return _link_similarity(candidate) + GAMMA * self.model.expected_q(context_words(candidate))
+        return link_similarity(candidate) + GAMMA * self.model.expected_q(context_words(candidate))
 
     def choose(self, on_page: list[Candidate], frontier: list[Candidate]) -> Candidate | None:
         ranked = max(((self._rank(c), -c.depth, -c.order, c) for c in frontier), key=lambda r: r[:3], default=None)
@@ -121,7 +124,7 @@ class QLearningCrawler:
         self.current = key
         if candidate is None:
             return
-        self.reward[key] = _link_similarity(candidate) + cosine(page_words(html), self.sample)
+        self.reward[key] = link_similarity(candidate) + cosine(page_words(html), self.sample)
         self.children[self.parent.get(key, "")].append(key)
         node = key
         while node in self.reward:
@@ -131,5 +134,5 @@ class QLearningCrawler:
         self.model.add(context_words(candidate), q_bin(min(self.q[key], 1.0)))
 
 
-def _link_similarity(candidate: Candidate) -> float:
-    return min(keyword_score(candidate) / 2, 1.0)
+def link_similarity(candidate: Candidate, keywords: Sequence[str] = KEYWORDS) -> float:
+    return min(keyword_score(candidate, keywords) / 2, 1.0)

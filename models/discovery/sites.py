@@ -37,6 +37,8 @@ class SimulatedSite:
 
     name: str
     source_urls: frozenset[str]
+    # Every page of its source pages' lists and their visible items' pages (a topical crawl's relevant pages).
+    listed_urls: frozenset[str] = frozenset()
 
     @property
     def negative(self) -> bool:
@@ -56,13 +58,17 @@ async def simulated_web(count: int, seed: int) -> AsyncIterator[tuple[list[Simul
     web = SimWeb(count, seed)
     homepages = await web.start()
     try:
-        sites = [SimulatedSite(site.spec.name, frozenset(canonical_url(source["url"])
-                                                         for source in site.truth(site.origin)["source_pages"]))
-                 for site in web.sites]
+        sites = [_labelled(site.spec.name, site.truth(site.origin)["source_pages"]) for site in web.sites]
         async with _reading_once() as fetch:
             yield sites, homepages, fetch
     finally:
         await web.stop()
+
+
+def _labelled(name: str, sources: list[dict]) -> SimulatedSite:
+    listed = {canonical_url(url) for source in sources for url in source["pages"]}
+    listed |= {canonical_url(item["url"]) for source in sources for item in source["items"] if item["visible"]}
+    return SimulatedSite(name, frozenset(canonical_url(source["url"]) for source in sources), frozenset(listed))
 
 
 @asynccontextmanager

@@ -7,10 +7,11 @@ from streams.cli.discovery import EvalClassifier, EvalDiscovery
 from streams.cli.pagination import EvalPagination
 from streams.cli.records import EvalRecords
 from streams.cli.revisit import EvalRevisit
+from streams.cli.topical import EvalTopical
 
 
 class Evaluate(Command):
     name = "eval"
     help = ("evaluate a model (pagination tagging, record extraction, revisit scheduling, the discovery agent, "
-            "the source-page classifier)")
-    subcommands = (EvalPagination, EvalRecords, EvalRevisit, EvalDiscovery, EvalClassifier)
+            "the source-page classifier, topical crawl policies)")
+    subcommands = (EvalPagination, EvalRecords, EvalRevisit, EvalDiscovery, EvalClassifier, EvalTopical)
