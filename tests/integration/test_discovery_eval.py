@@ -252,3 +252,20 @@ def test_fine_tuning_with_the_classifier_as_reward_learns_the_way_through_hub_pa
 
     before, after = held_out(pretrained), held_out(tmp_path / "tuned.pt")
     assert before["recall"] < 0.7 and after["recall"] >= 0.85 and after["clicks_on_negative_sites"] <= 1.0
+
+
+def test_eval_topical_reports_each_policy_s_harvest_at_every_budget_on_the_simulated_web():
+    result = cli_json(["eval", "topical", "--simweb", "6", "--simweb-seed", "3", "--budget", "10", "30",
+                       "--policy", "qlearning", "bfs", "keyword"], {"PATH": "/usr/bin:/bin"})
+    assert "simulated web (6 sites, seed 3)" in result["protocol"] and "headline at 30" in result["protocol"]
+    for name in ("qlearning", "bfs", "keyword"):
+        figures = result[name]
+        assert set(figures["budgets"]) == {"10", "30"} and len(figures["sites"]) == 6
+        assert figures["harvest_rate"] == figures["budgets"]["30"]["harvest_rate"]
+        assert all(site["fetched"] <= 30 for site in figures["sites"])
+    # The simulated sites' lists lie behind menus and hubs: the learned crawl reaches them and their items
+    # with far fewer fetches than breadth-first.
+    assert result["qlearning"]["harvest_rate"] > 2 * result["bfs"]["harvest_rate"]
+    assert result["qlearning"]["recall"] > 2 * result["bfs"]["recall"]
+    refused = run_cli(["eval", "topical"], {"PATH": "/usr/bin:/bin"})
+    assert refused.returncode == 2 and "--sites" in refused.stderr
