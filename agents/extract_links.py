@@ -1,11 +1,12 @@
 """Stage `extract_links`: pages.fetched → links.scored (the core is agents.links) for the breadth-first
-frontier. The pages of discovery episodes are left to the discovery stage, which scores their links; an item's
+frontier. The pages of discovery episodes and topical crawls are left to their own stages, which score their
+links; an item's
 page fetched for its time (reason "item_time") has no links to follow."""
 
 from __future__ import annotations
 
 from agents.links import links_of
-from schemas.crawl import ITEM_TIME_REASON
+from schemas.crawl import ITEM_TIME_REASON, TOPICAL_REASON
 from schemas.discovery import DISCOVER_REASON
 from streams import metrics, progress
 from streams.app import app
@@ -18,7 +19,7 @@ async def extract_links(stream):
     async for events in stream.take_events(64, within=0.1):
         for page in await decode_events("pages.fetched", events):
             crawl = progress.of(page.crawl_id)
-            links = links_of(page) if page.reason not in (DISCOVER_REASON, ITEM_TIME_REASON) else None
+            links = links_of(page) if page.reason not in (DISCOVER_REASON, TOPICAL_REASON, ITEM_TIME_REASON) else None
             if links is not None:
                 metrics.count("links_found", "extract_links", len(links.anchors))
                 crawl.link_sets_sent += 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from agents.fetching.fetcher import Fetcher
-from schemas.crawl import LISTING_REASONS, RECORD_REASONS, CrawlRequest
+from schemas.crawl import LISTING_REASONS, RECORD_REASONS, TOPICAL_REASON, CrawlRequest
 from schemas.discovery import DISCOVER_REASON
 from streams import metrics, progress
 from streams.app import app, settings
@@ -41,5 +41,7 @@ async def fetch_pages(stream):
                     crawl.pages_to_extract += 1
                 if page.reason == DISCOVER_REASON:
                     crawl.pages_to_discover += 1
+                if page.reason == TOPICAL_REASON:
+                    crawl.pages_to_crawl_topically += 1
     finally:
         await fetcher.close()  # the worker is stopping

@@ -67,6 +67,16 @@ def crawl_episodes(crawl_id: str) -> Query:
                  "WHERE crawl_id = {crawl:String} ORDER BY homepage", {"crawl": crawl_id})
 
 
+def crawl_topical_harvest(crawl_id: str) -> Query:
+    """A topical crawl's pages judged, those relevant, its sites, those with a relevant page (its metrics)."""
+    return Query("SELECT sumIf(value, name = 'topical_pages'), "
+                 "sumIf(value, name = 'topical_pages' AND labels['relevant'] = 'yes'), "
+                 "sumIf(value, name = 'topical_sites' AND labels['kind'] = 'crawled'), "
+                 "sumIf(value, name = 'topical_sites' AND labels['kind'] = 'relevant') "
+                 "FROM metrics WHERE stage = 'crawl_topically' AND labels['crawl'] = {crawl:String}",
+                 {"crawl": crawl_id})
+
+
 def crawl_fetched_urls(crawl_id: str) -> Query:
     """Every URL read in a crawl, as requested and as landed on."""
     return Query("SELECT DISTINCT url FROM fetches WHERE crawl_id = {crawl:String} AND status = 200 UNION DISTINCT "

@@ -21,7 +21,7 @@ from infra.kafka_topics import consumer_group, group_members, lag_by_topic, send
 from infra.settings import Settings, get_settings
 from infra.sql_owner import read_clickhouse
 from models.web.links import canonical_url
-from schemas.crawl import CrawlRequest
+from schemas.crawl import TOPICAL_REASON, CrawlRequest, CrawlTopic
 from schemas.discovery import DISCOVER_REASON
 from schemas.sites import site_of
 
@@ -43,8 +43,10 @@ class CrawlPlan:
     # Stop after this many seconds even if pages remain (None: run until idle).
     time_limit: float | None = None
     # "seed": crawl from the seeds breadth-first; "source": the seeds are listing pages whose pagination
-    # is tagged and followed; "discover": one discovery episode per seed homepage.
+    # is tagged and followed; "discover": one discovery episode per seed homepage; "topical": each seed's
+    # site crawled by the Q-learning frontier towards `topic`.
     reason: str = "seed"
+    topic: CrawlTopic | None = None
 
 
 def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
@@ -56,7 +58,7 @@ def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
         requests.append(
             CrawlRequest(site=site_of(url), url=url, crawl_id=crawl_id, max_depth=plan.max_depth,
                          max_pages=plan.max_pages, reason=plan.reason,
-                         source_url=url if plan.reason == "source" else None)
+                         source_url=url if plan.reason == "source" else None, topic=plan.topic)
         )
     return requests
 
@@ -113,6 +115,23 @@ async def episodes_of(crawl_id: str, read: Read) -> list[dict]:
     """The crawl's discovery episodes as ClickHouse holds them: how each ended, its clicks, what it found."""
     columns, rows = await read(queries.crawl_episodes(crawl_id))
     return [dict(zip(columns, row)) for row in rows]
+
+
+async def topical_harvest(crawl_id: str, read: Read) -> dict:
+    """A topical crawl's harvest rate as its metrics in ClickHouse count it: relevant / fetched, pages and
+    sites (the topic similarity judges each page)."""
+    _, rows = await read(queries.crawl_topical_harvest(crawl_id))
+    pages, relevant, sites, relevant_sites = (int(value or 0) for value in rows[0])
+    return {"pages": pages, "relevant_pages": relevant, "sites": sites, "relevant_sites": relevant_sites,
+            "harvest_rate": round(relevant / pages, 4) if pages else None,
+            "harvest_rate_sites": round(relevant_sites / sites, 4) if sites else None}
+
+
+async def _add_mode_figures(summary: dict, plan: CrawlPlan, crawl_id: str, read: Read) -> None:
+    if plan.reason == DISCOVER_REASON:
+        summary["episodes"] = await episodes_of(crawl_id, read)
+    if plan.reason == TOPICAL_REASON:
+        summary["topical"] = await topical_harvest(crawl_id, read)
 
 
 async def metrics_written(timeout: float = 15.0) -> None:
@@ -177,8 +196,7 @@ async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_pr
     summary = await summarize(crawl_id, fetched, seconds, timed_out, read)
     _, new_items = await read(queries.crawl_new_item_count(crawl_id))
     summary.update(records_read=None, new_items=new_items[0][0], workers="running")
-    if plan.reason == DISCOVER_REASON:
-        summary["episodes"] = await episodes_of(crawl_id, read)
+    await _add_mode_figures(summary, plan, crawl_id, read)
     return summary
 
 
@@ -226,8 +244,7 @@ def _crawl_in_own_worker(plan: CrawlPlan, show_progress: bool) -> tuple[int, dic
         read = _worker_store_read()
         summary.update(await summarize(crawl_id, crawl.pages_fetched, seconds, timed_out, read))
         summary.update(records_read=crawl.records_sent, new_items=crawl.new_items_sent, workers="own")
-        if plan.reason == DISCOVER_REASON:
-            summary["episodes"] = await episodes_of(crawl_id, read)
+        await _add_mode_figures(summary, plan, crawl_id, read)
         # Table changes (the items each source has listed, the lists' templates) wait in the producer's
         # buffer; sent before the worker stops, the next worker recovers them from the changelog.
         await app.producer.flush()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.base import Message
 
@@ -21,6 +21,21 @@ LATER_PAGE_REASONS = ("paginate", OVERFLOW_REASON)
 RECORD_REASONS = (*LISTING_REASONS, "revisit", OVERFLOW_REASON)
 # A watched listing's item page, fetched for the time its listing did not give.
 ITEM_TIME_REASON = "item_time"
+# A topical crawl's fetches (agents.crawl_topically): its Q-learning frontier picks each next page of a site.
+TOPICAL_REASON = "topical"
+# Words a topic keeps at most: its keywords, and its sample pages' most frequent words.
+TOPIC_KEYWORDS = 200
+TOPIC_SAMPLE_WORDS = 500
+
+
+class CrawlTopic(BaseModel):
+    """What a topical crawl looks for: keywords (none: the event/news words sourcewatch looks for) and the word
+    counts of sample pages (none: the keywords stand for them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keywords: list[str] = Field(default_factory=list, max_length=TOPIC_KEYWORDS)
+    sample: dict[str, float] = Field(default_factory=dict, max_length=TOPIC_SAMPLE_WORDS)
 
 
 class CrawlScoped(Message):
@@ -47,6 +62,8 @@ class CrawlRequest(CrawlScoped):
     # Validators of the last fetch, for a conditional GET.
     etag: str | None = None
     last_modified: str | None = None
+    # A topical crawl's seed carries its topic (its site's state keeps it from then on).
+    topic: CrawlTopic | None = None
 
 
 class FetchErrorKind(StrEnum):
@@ -92,6 +109,7 @@ class PageFetched(CrawlScoped):
     attempts: int = 1
     fetch_ms: float = 0.0
     fetched_at_ms: int = 0
+    topic: CrawlTopic | None = None
 
     @property
     def ok(self) -> bool:

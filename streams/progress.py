@@ -35,6 +35,9 @@ class CrawlProgress:
     pages_to_discover: int = 0
     pages_discovered: int = 0
     episodes_ended: int = 0
+    # Fetched pages of topical crawls, and those the topical stage has advanced its site's crawl with.
+    pages_to_crawl_topically: int = 0
+    pages_crawled_topically: int = 0
     fetch_rows_written: int = 0
     record_rows_written: int = 0
     new_item_rows_written: int = 0
@@ -47,6 +50,7 @@ class CrawlProgress:
             and self.tag_sets_sent == self.tag_sets_followed
             and self.pages_to_extract == self.pages_extracted
             and self.pages_to_discover == self.pages_discovered
+            and self.pages_to_crawl_topically == self.pages_crawled_topically
         )
 
     def written(self) -> bool:

@@ -221,6 +221,7 @@ class Fetcher:
             "source_url": request.source_url,
             "tick_at": request.tick_at,
             "reason": request.reason,
+            "topic": request.topic,
             "redirects": redirects,
         }
         try:

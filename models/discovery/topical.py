@@ -31,44 +31,42 @@ from models.discovery.policies import KEYWORDS, Candidate
 from models.discovery.qlearning import (
     BIN_VALUES,
     GAMMA,
-    NaiveBayesBins,
     STOP_BELOW,
+    NaiveBayesBins,
     context_words,
     cosine,
     link_similarity,
     page_words,
     q_bin,
 )
+from schemas.crawl import TOPIC_KEYWORDS, TOPIC_SAMPLE_WORDS, CrawlTopic
 
-# A sample's words kept at most (the most frequent): the state stays small enough for a table value.
-SAMPLE_WORDS = 500
 # The tags nearest the link (its own `a` left out) that its context names.
 CONTEXT_TAGS = 3
 
 
-class Topic(BaseModel):
-    """What the crawl looks for: keywords, and the word counts of sample pages (empty: the keywords)."""
+def topic_of(words: Sequence[str] = (), sample_pages: Sequence[str] = ()) -> CrawlTopic:
+    """A topic from keywords (none: the event/news words) and sample pages' HTML (their most frequent words)."""
+    counts: Counter[str] = Counter()
+    for html in sample_pages:
+        counts.update(page_words(html))
+    return CrawlTopic(keywords=[word.lower() for word in words][:TOPIC_KEYWORDS],
+                      sample={word: float(n) for word, n in counts.most_common(TOPIC_SAMPLE_WORDS)})
 
-    keywords: list[str] = Field(default_factory=lambda: list(KEYWORDS))
-    sample: dict[str, float] = Field(default_factory=dict)
 
-    @classmethod
-    def of(cls, words: Sequence[str] = (), sample_pages: Sequence[str] = ()) -> Topic:
-        counts: Counter[str] = Counter()
-        for html in sample_pages:
-            counts.update(page_words(html))
-        keywords = [word.lower() for word in words] or list(KEYWORDS)
-        return cls(keywords=keywords, sample={word: float(n) for word, n in counts.most_common(SAMPLE_WORDS)})
+def keywords_of(topic: CrawlTopic) -> Sequence[str]:
+    return topic.keywords or KEYWORDS
 
-    def vector(self) -> Counter[str]:
-        return Counter(self.sample) if self.sample else Counter(self.keywords)
+
+def vector_of(topic: CrawlTopic) -> Counter[str]:
+    return Counter(topic.sample) if topic.sample else Counter(keywords_of(topic))
 
 
 class TopicalState(BaseModel):
     """One site's topical crawl beside its episode state: the learned map, rewards, Q values and the tree of
     crawled pages (url → the page it was clicked from)."""
 
-    topic: Topic = Field(default_factory=Topic)
+    topic: CrawlTopic = Field(default_factory=CrawlTopic)
     model: NaiveBayesBins = Field(default_factory=NaiveBayesBins)
     reward: dict[str, float] = Field(default_factory=dict)
     q: dict[str, float] = Field(default_factory=dict)
@@ -90,7 +88,7 @@ def link_context(link: Link, from_bin: int | None) -> list[str]:
 
 def rank(state: TopicalState, link: Link) -> float:
     """Link similarity + γ · the expected Q of the link's context."""
-    return link_similarity(_candidate(link), state.topic.keywords) + GAMMA * state.model.expected_q(
+    return link_similarity(_candidate(link), keywords_of(state.topic)) + GAMMA * state.model.expected_q(
         link_context(link, state.seen_from.get(link.url)))
 
 
@@ -111,8 +109,8 @@ def observe(state: TopicalState, via: Link | None, url: str, html: str, on_page:
     with the bin of the page they were first seen on. The page's reward."""
     key = via.url if via is not None else url
     state.current = key
-    similarity = link_similarity(_candidate(via), state.topic.keywords) if via is not None else 0.0
-    reward = similarity + cosine(page_words(html), state.topic.vector())
+    similarity = link_similarity(_candidate(via), keywords_of(state.topic)) if via is not None else 0.0
+    reward = similarity + cosine(page_words(html), vector_of(state.topic))
     state.reward[key] = reward
     page_bin = q_bin(min(reward, 1.0))
     for link in on_page:
@@ -142,8 +140,8 @@ class TopicalCrawler:
 
     name = "qlearning"
 
-    def __init__(self, topic: Topic | None = None, stop_below: float | None = STOP_BELOW) -> None:
-        self.topic = topic or Topic()
+    def __init__(self, topic: CrawlTopic | None = None, stop_below: float | None = STOP_BELOW) -> None:
+        self.topic = topic or CrawlTopic()
         self.stop_below = stop_below
         self.reset(0)
 

@@ -28,9 +28,10 @@ from models.discovery.episode import Fetch, run_episode
 from models.discovery.policies import BASELINES, BreadthFirst, Candidate, DiscoveryPolicy
 from models.discovery.sites import SimulatedSite, served, simulated_web
 from models.discovery.qlearning import STOP_BELOW
-from models.discovery.topical import Topic, TopicalCrawler
+from models.discovery.topical import TopicalCrawler
 from models.web.dom import parse_html
 from models.web.links import canonical_url
+from schemas.crawl import CrawlTopic
 from schemas.sites import site_of
 
 POLICIES = ("qlearning", "bfs", "dfs", "keyword", "rl")
@@ -83,7 +84,7 @@ class Crawled:
     of: int
 
 
-def _policy(name: str, topic: Topic, never_stop: bool) -> DiscoveryPolicy:
+def _policy(name: str, topic: CrawlTopic, never_stop: bool) -> DiscoveryPolicy:
     if name == "qlearning":
         return TopicalCrawler(topic, None if never_stop else STOP_BELOW)
     if name == "rl":
@@ -92,7 +93,7 @@ def _policy(name: str, topic: Topic, never_stop: bool) -> DiscoveryPolicy:
 
 
 async def crawl_sites(sites: Sequence[CrawlSite], fetch: Fetch, policies: Sequence[str], budget: int,
-                      topic: Topic, never_stop: bool,
+                      topic: CrawlTopic, never_stop: bool,
                       progress: Callable[[str], None] | None = None) -> dict[str, list[Crawled]]:
     crawled: dict[str, list[Crawled]] = {name: [] for name in policies}
     for name in policies:
@@ -151,14 +152,14 @@ def _simulated_sites(sites: list[SimulatedSite], homepages: dict[str, str]) -> l
 
 
 def evaluate_topical(paths: list[Path], policies: Sequence[str] = POLICIES, budgets: Sequence[int] = BUDGETS,
-                     simweb: tuple[int, int] | None = None, topic: Topic | None = None, never_stop: bool = False,
+                     simweb: tuple[int, int] | None = None, topic: CrawlTopic | None = None, never_stop: bool = False,
                      progress: Callable[[str], None] | None = None) -> dict:
     """Each policy's harvest rate (pages and sites) and recall at each budget, on site folders or the
     simulated web (sites, seed)."""
     unknown = set(policies) - set(POLICIES)
     if unknown:
         raise NoSites(f"unknown policies {sorted(unknown)}: choose from {', '.join(POLICIES)}")
-    topic = topic or Topic()
+    topic = topic or CrawlTopic()
     budget = max(budgets)
 
     async def run() -> dict[str, list[Crawled]]:

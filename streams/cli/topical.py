@@ -33,7 +33,7 @@ class EvalTopical(Command):
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        from models.discovery.topical import Topic
+        from models.discovery.topical import topic_of
         from models.discovery.topical_evaluation import NoSites, evaluate_topical
 
         if not args.sites and not args.simweb:
@@ -44,7 +44,7 @@ class EvalTopical(Command):
         try:
             result = evaluate_topical([Path(folder) for folder in args.sites or []], args.policy, budgets,
                                       (args.simweb, args.simweb_seed) if args.simweb else None,
-                                      Topic.of(args.topic.split()) if args.topic else None, args.never_stop,
+                                      topic_of(args.topic.split()) if args.topic else None, args.never_stop,
                                       progress=lambda line: print(f"  {line}", file=sys.stderr))
         except (NoSites, FileNotFoundError) as error:
             raise CommandError(str(error)) from None

@@ -5,7 +5,7 @@ import asyncio
 
 from models.discovery.episode import run_episode
 from models.discovery.policies import BreadthFirst, Candidate
-from models.discovery.topical import Topic, TopicalCrawler, TopicalState, is_relevant, observe, rank
+from models.discovery.topical import TopicalCrawler, TopicalState, is_relevant, observe, rank, topic_of
 from models.discovery.topical_evaluation import Crawled, Crawling, harvest
 
 ITEMS = [f"http://e.org/events/item-{n}.html" for n in range(6)]
@@ -43,11 +43,11 @@ def test_the_listing_is_fetched_first_and_its_items_before_the_rest_of_the_menu(
 
 
 def test_the_crawl_stops_where_no_link_is_worth_a_fetch_unless_told_never_to():
-    stopping = Crawling(TopicalCrawler(Topic.of(["recipes"])), never_stop=False)
+    stopping = Crawling(TopicalCrawler(topic_of(["recipes"])), never_stop=False)
     asyncio.run(run_episode(stopping, "e.org", "http://e.org/", fetch, lambda url: False, False, max_steps=20))
     assert stopping.fetched == ["http://e.org/"]
     # Never stopping, it fetches every linked page (the shop's two are dead links).
-    assert set(crawl(TopicalCrawler(Topic.of(["recipes"]), stop_below=None), 20)) == {
+    assert set(crawl(TopicalCrawler(topic_of(["recipes"]), stop_below=None), 20)) == {
         *PAGES, "http://e.org/shop/a/", "http://e.org/shop/b/"}
 
 
