@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streams.cli.base import Command
 from streams.cli.discovery import EvalClassifier, EvalDiscovery
+from streams.cli.expand import EvalExpand
 from streams.cli.pagination import EvalPagination
 from streams.cli.records import EvalRecords
 from streams.cli.revisit import EvalRevisit
@@ -13,5 +14,5 @@ from streams.cli.topical import EvalTopical
 class Evaluate(Command):
     name = "eval"
     help = ("evaluate a model (pagination tagging, record extraction, revisit scheduling, the discovery agent, "
-            "the source-page classifier, topical crawl policies)")
-    subcommands = (EvalPagination, EvalRecords, EvalRevisit, EvalDiscovery, EvalClassifier, EvalTopical)
+            "the source-page classifier, topical crawl policies, domain discovery's rankers)")
+    subcommands = (EvalPagination, EvalRecords, EvalRevisit, EvalDiscovery, EvalClassifier, EvalTopical, EvalExpand)
