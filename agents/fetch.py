@@ -43,5 +43,7 @@ async def fetch_pages(stream):
                     crawl.pages_to_discover += 1
                 if page.reason == TOPICAL_REASON:
                     crawl.pages_to_crawl_topically += 1
+                if progress.indexing_pages:
+                    crawl.pages_to_index += 1
     finally:
         await fetcher.close()  # the worker is stopping

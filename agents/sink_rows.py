@@ -9,6 +9,7 @@ from schemas.base import Message
 from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
+from schemas.expansion import ExpansionRound
 from schemas.links import LinksScored, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.webhooks import WebhookDelivery, WebhookSet
@@ -53,6 +54,15 @@ def _episode_rows(episode: EpisodeEnded) -> list[Row]:
         "homepage": episode.homepage, "end": episode.end, "clicks": episode.clicks, "found": episode.found,
         "unit_cost": episode.unit_cost, "harvest_rate": episode.harvest_rate, "policy": episode.policy,
         "reason": episode.reason, "created_at": episode.created_at,
+    }]
+
+
+def _expansion_rows(round_: ExpansionRound) -> list[Row]:
+    return [{
+        "event_id": round_.event_id, "site": round_.site, "expansion_id": round_.expansion_id,
+        "round": round_.round, "operator": round_.operator, "returned": round_.returned,
+        "new_pages": round_.new_pages, "reward": round_.reward, "arm_scores": round_.arm_scores,
+        "seeds": round_.seeds, "end": round_.end, "created_at": round_.created_at,
     }]
 
 
@@ -136,6 +146,7 @@ ROWS: dict[type[Message], Callable[[Any], list[Row]]] = {
     LinksScored: _link_rows,
     SourceFound: _source_rows,
     EpisodeEnded: _episode_rows,
+    ExpansionRound: _expansion_rows,
     PaginationTags: _pagination_rows,
     RecordExtracted: _record_rows,
     ItemDiscovered: _new_item_rows,

@@ -196,6 +196,19 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE VIEW IF NOT EXISTS source_verdicts AS SELECT * FROM source_verdicts_store FINAL",
         ],
     ),
+    (
+        # Domain expansion's rounds: the operator chosen, what it found, the bandit's scores.
+        8,
+        [
+            f"""CREATE TABLE IF NOT EXISTS expansion_rounds_store (
+                event_id String, site LowCardinality(String), expansion_id String, round UInt16,
+                operator LowCardinality(String), returned UInt32, new_pages Array(String), reward Float32,
+                arm_scores Map(String, Float64), seeds Array(String), end String,
+                created_at DateTime64(3, 'UTC'), ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            "CREATE VIEW IF NOT EXISTS expansion_rounds AS SELECT * FROM expansion_rounds_store FINAL",
+        ],
+    ),
 ]
 
 

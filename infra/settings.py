@@ -127,6 +127,10 @@ class Settings(BaseSettings):
     source_classifier: Path | None = None
     source_threshold: float | None = None
     discovery_max_clicks: int = 10
+    # Domain discovery's local full-text index of every fetched page (SQLite FTS5; written by the worker that
+    # owns the sink); off: no page is indexed.
+    page_index: Path = HOME / "pages.sqlite"
+    page_index_enabled: bool = True
     # Headless Chromium for the discovery agent's auxiliary task (training only).
     chromium: Path = Path("/usr/bin/chromium")
 

@@ -14,6 +14,7 @@ from schemas.base import Message
 from schemas.crawl import CrawlRequest, PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
+from schemas.expansion import ExpansionRound
 from schemas.links import LinksScored, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
@@ -42,6 +43,7 @@ TOPICS: dict[str, TopicSpec] = {
         TopicSpec("watch.stopped", WatchStopped, table="watch_stops"),
         TopicSpec("sources.verdicts", SourceVerdict, table="source_verdicts"),
         TopicSpec("discovery.episodes", EpisodeEnded, table="discovery_episodes"),
+        TopicSpec("expansion.rounds", ExpansionRound, table="expansion_rounds"),
         TopicSpec("pagination.tags", PaginationTags, table="pagination"),
         TopicSpec("records.extracted", RecordExtracted, table="records"),
         TopicSpec("changes.detected", ItemDiscovered, table="changes"),

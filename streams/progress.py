@@ -35,6 +35,9 @@ class CrawlProgress:
     pages_to_discover: int = 0
     pages_discovered: int = 0
     episodes_ended: int = 0
+    # Fetched pages for the page index (when this process feeds it), and those it has taken in.
+    pages_to_index: int = 0
+    pages_indexed: int = 0
     # Fetched pages of topical crawls, and those the topical stage has advanced its site's crawl with.
     pages_to_crawl_topically: int = 0
     pages_crawled_topically: int = 0
@@ -51,6 +54,7 @@ class CrawlProgress:
             and self.pages_to_extract == self.pages_extracted
             and self.pages_to_discover == self.pages_discovered
             and self.pages_to_crawl_topically == self.pages_crawled_topically
+            and self.pages_to_index == self.pages_indexed
         )
 
     def written(self) -> bool:
@@ -60,6 +64,9 @@ class CrawlProgress:
 
 
 _by_crawl: defaultdict[str, CrawlProgress] = defaultdict(CrawlProgress)
+# Whether this process feeds the page index (its agent is loaded: a worker that owns the stores), so a crawl
+# is idle only once its pages are indexed.
+indexing_pages = False
 # Rows the sink wrote to the metrics table (metrics belong to no crawl).
 metrics_rows_written = 0
 

@@ -37,8 +37,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-# The modules a sink worker runs; a processing worker runs every other one.
-SINK_MODULES = ("agents.sink", "agents.flush_metrics")
+# The modules only the worker that owns the stores runs (the ClickHouse sink and the page index: one writer
+# each on one machine); a sink worker runs them and its metrics flush, a processing worker everything else.
+STORE_MODULES = ("agents.sink", "agents.index_pages")
+SINK_MODULES = (*STORE_MODULES, "agents.flush_metrics")
 
 
 def load_agents(role: str = "all") -> list[str]:
@@ -47,7 +49,7 @@ def load_agents(role: str = "all") -> list[str]:
     if role == "sink":
         names = list(SINK_MODULES)
     elif role == "process":
-        names = [name for name in names if name != "agents.sink"]
+        names = [name for name in names if name not in STORE_MODULES]
     for name in names:
         importlib.import_module(name)
     return names

@@ -57,6 +57,7 @@ def make_pipeline_env(kafka_bootstrap: str, tmp_path: Path) -> dict[str, str]:
         SOURCEWATCH_TOPIC_PREFIX=f"t{uuid.uuid4().hex[:10]}.",
         SOURCEWATCH_TOPIC_PARTITIONS="4",
         SOURCEWATCH_CLICKHOUSE_DSN=f"chdb://{tmp_path / 'clickhouse'}",
+        SOURCEWATCH_PAGE_INDEX=str(tmp_path / "pages.sqlite"),
         SOURCEWATCH_WEB_PORT=str(first_free_port(16066)),
         SOURCEWATCH_ALLOW_LOOPBACK="true",
         SOURCEWATCH_PER_HOST_DELAY_SECONDS="0",

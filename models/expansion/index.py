@@ -65,7 +65,9 @@ def page_text(url: str, html: str) -> PageText:
 
 class PageIndex:
     def __init__(self, path: Path | str = ":memory:") -> None:
-        self.db = sqlite3.connect(str(path))
+        # Another process may be writing the file (the worker that feeds it): wait for its lock, and allow the
+        # feeding agent's executor thread to use the connection (one call at a time).
+        self.db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
         self.db.executescript(_SCHEMA)
 
     def close(self) -> None:
@@ -73,16 +75,24 @@ class PageIndex:
 
     def add(self, url: str, html: str) -> PageText:
         """Index a fetched page (again: its text and out-links replaced)."""
-        url = canonical_url(url)
-        page = page_text(url, html)
+        return self.add_many([(url, html)])[0]
+
+    def add_many(self, pages: Sequence[tuple[str, str]]) -> list[PageText]:
+        """Index fetched pages (url, HTML) in one transaction."""
+        texts = []
         with self.db:
-            self.db.execute("DELETE FROM pages_text WHERE url = ?", (url,))
-            self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?)", (url, page.site, page.title, page.text))
-            self.db.execute("INSERT INTO pages_text VALUES (?, ?, ?)", (url, page.title, page.text))
-            self.db.execute("DELETE FROM links WHERE source = ?", (url,))
-            self.db.executemany("INSERT OR IGNORE INTO links VALUES (?, ?)",
-                                [(url, canonical_url(anchor.url)) for anchor in extract_anchors(html, url)])
-        return page
+            for url, html in pages:
+                url = canonical_url(url)
+                page = page_text(url, html)
+                self.db.execute("DELETE FROM pages_text WHERE url = ?", (url,))
+                self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?)",
+                                (url, page.site, page.title, page.text))
+                self.db.execute("INSERT INTO pages_text VALUES (?, ?, ?)", (url, page.title, page.text))
+                self.db.execute("DELETE FROM links WHERE source = ?", (url,))
+                self.db.executemany("INSERT OR IGNORE INTO links VALUES (?, ?)",
+                                    [(url, canonical_url(anchor.url)) for anchor in extract_anchors(html, url)])
+                texts.append(page)
+        return texts
 
     def __len__(self) -> int:
         return self.db.execute("SELECT count() FROM pages").fetchone()[0]

@@ -15,6 +15,7 @@ from streams.cli import (
     discover,
     fuzz,
     evaluate,
+    expand,
     kafka,
     records,
     replay,
@@ -30,7 +31,7 @@ from streams.cli import (
 from streams.cli.base import CommandError
 
 COMMANDS = (
-    kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, demo.Demo, crawl.CrawlSnapshots,
+    kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, expand.Expand, demo.Demo, crawl.CrawlSnapshots,
     serving.Simweb, bench.Bench, train.Train, evaluate.Evaluate, retrain.Retrain, tag.Tag, sql.Sql, watch.Watch,
     records.Records, replay.Replay, serving.ServeSites, serving.Serve, fuzz.Fuzz, soak.Soak,
 )

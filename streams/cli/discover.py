@@ -33,9 +33,6 @@ class Discover(Command):
         add_json(parser, "print the summary as one JSON object")
 
     def run(self, args: argparse.Namespace) -> int:
-        from jobs.crawl import CrawlPlan, run_crawl
-        from models.model_files import ModelVersionError
-        from schemas.discovery import DISCOVER_REASON
         from schemas.sites import site_of
 
         seeds = read_seeds(([args.homepages] if args.homepages else []) + args.urls)
@@ -44,23 +41,32 @@ class Discover(Command):
         invalid = [seed for seed in seeds if not site_of(seed.strip())]
         if invalid:
             raise CommandError(f"not an absolute http(s) URL (nor a file of them): {', '.join(invalid)}")
-        try:
-            # Loaded here, once for the worker this process runs, so a missing or stale file stops before it starts.
-            from agents.discover import models
-
-            models()
-        except (FileNotFoundError, ModelVersionError) as error:
-            raise CommandError(str(error)) from None
-        ensure_local_kafka()
-        clicks = args.max_clicks or get_settings().discovery_max_clicks
-        plan = CrawlPlan(seeds=seeds, max_pages=clicks + 1, max_depth=clicks, time_limit=args.time_limit,
-                         reason=DISCOVER_REASON)
-        code, summary = run_crawl(plan, show_progress=interactive(args))
+        code, summary = run_discovery(seeds, args)
         if args.json:
             print_json(summary)
         elif summary:
             print_episodes(summary, len(seeds))
         return code if summary else (code or 1)
+
+
+def run_discovery(seeds: list[str], args: argparse.Namespace) -> tuple[int, dict]:
+    """One discovery episode per homepage through Kafka (args: max_clicks, time_limit): (exit code, summary)."""
+    from jobs.crawl import CrawlPlan, run_crawl
+    from models.model_files import ModelVersionError
+    from schemas.discovery import DISCOVER_REASON
+
+    try:
+        # Loaded here, once for the worker this process runs, so a missing or stale file stops before it starts.
+        from agents.discover import models
+
+        models()
+    except (FileNotFoundError, ModelVersionError) as error:
+        raise CommandError(str(error)) from None
+    ensure_local_kafka()
+    clicks = args.max_clicks or get_settings().discovery_max_clicks
+    plan = CrawlPlan(seeds=seeds, max_pages=clicks + 1, max_depth=clicks, time_limit=args.time_limit,
+                     reason=DISCOVER_REASON)
+    return run_crawl(plan, show_progress=interactive(args))
 
 
 def print_episodes(summary: dict, seeds: int) -> None:

@@ -1,5 +1,6 @@
-"""`sourcewatch eval expand`: domain discovery's ranking (DWDBRM's CombinedF and its single rankers) on real
-pages — how high the other source pages come, given a few samples."""
+"""`sourcewatch expand` (domain discovery over the local page index) and `sourcewatch eval expand` (its
+rankers — DWDBRM's CombinedF and each single one — on real pages: how high the other source pages come, given
+a few samples)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import sys
 from pathlib import Path
 
 from infra.settings import get_settings
-from streams.cli.base import Command, CommandError, add_json, print_json
+from streams.cli.base import (
+    Command,
+    CommandError,
+    add_allow_loopback,
+    add_json,
+    ensure_local_kafka,
+    print_json,
+    read_seeds,
+)
 
 
 class EvalExpand(Command):
@@ -55,3 +64,62 @@ class EvalExpand(Command):
             print(f"  {name:<9} " + ", ".join(f"P@{n} {figures[f'p_at_{n}']}" for n in CUTOFFS)
                   + f", mean rank {figures['mean_rank']}, median rank {figures['median_rank']}")
         return 0
+
+
+class Expand(Command):
+    name = "expand"
+    help = ("domain discovery (DWDBRM): from sample pages of a domain, find more sites like them in the local "
+            "page index; --discover hands them to discovery, reading and watching")
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--samples", nargs="+", required=True, metavar="URL|FILE",
+                            help="sample pages of the domain (already fetched: in the page index), or files of them")
+        parser.add_argument("--budget", type=int, default=200, metavar="PAGES",
+                            help="stop once this many pages are found (default 200)")
+        parser.add_argument("--sites", type=int, default=20, metavar="N",
+                            help="the best-ranked found sites to report and hand on (default 20)")
+        parser.add_argument("--discover", action="store_true",
+                            help="run discovery through Kafka on the found sites' homepages (then reading and "
+                                 "watching, as `sourcewatch discover` does)")
+        parser.add_argument("--max-clicks", type=int, help="discovery's click budget per site (with --discover)")
+        parser.add_argument("--time-limit", type=float, help="stop discovery after this many seconds")
+        add_allow_loopback(parser)
+        add_json(parser, "print the summary as one JSON object")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from jobs.expand import NotIndexed, expand, send_rounds
+        from streams.cli.discover import print_episodes, run_discovery
+
+        samples = read_seeds(args.samples)
+        if not samples:
+            raise CommandError("no samples given")
+        if args.budget < 1 or args.sites < 1:
+            raise CommandError("--budget and --sites must be at least 1")
+        settings = get_settings()
+        try:
+            expansion, rounds = expand(settings, samples, args.budget)
+        except NotIndexed as error:
+            raise CommandError(str(error)) from None
+        ensure_local_kafka()
+        send_rounds(settings, rounds)
+        homepages = expansion.homepages()[: args.sites]
+        summary = {"expansion_id": rounds[0].expansion_id if rounds else None, "end": expansion.end,
+                   "pages_found": len(expansion.found), "sites": homepages,
+                   "rounds": [{"round": r.round, "operator": r.operator, "returned": r.returned,
+                               "new": len(r.new_pages), "reward": r.reward} for r in rounds]}
+        code = 0
+        if args.discover and homepages:
+            code, summary["discovery"] = run_discovery(homepages, args)
+        if args.json:
+            print_json(summary)
+            return code
+        print(f"{len(rounds)} rounds, {summary['pages_found']} pages found ({expansion.end})")
+        for r in summary["rounds"]:
+            print(f"  round {r['round']:>3}  {r['operator']:<8} {r['new']:>4} new of {r['returned']:>4}  "
+                  f"reward {r['reward']}")
+        print("sites found, best first:" if homepages else "no site found beyond the samples'")
+        for homepage in homepages:
+            print(f"  {homepage}")
+        if "discovery" in summary:
+            print_episodes(summary["discovery"], len(homepages))
+        return code

@@ -16,8 +16,8 @@ def test_every_topic_of_the_design_is_registered():
         "crawl.requests", "pages.fetched", "links.scored", "sources.found", "pagination.tags",
         "records.extracted", "changes.detected", "revisit.ticks", "revisit.decisions", "revisit.outcomes", "metrics",
         "deadletter",
-        # ours: each discovery episode's end and cost, for ClickHouse
-        "discovery.episodes",
+        # ours: each discovery episode's end and cost, each domain expansion round, for ClickHouse
+        "discovery.episodes", "expansion.rounds",
         # the service's: watches stopped, people's verdicts on found pages, webhooks and their posts
         "watch.stopped", "sources.verdicts", "webhooks.set", "webhooks.deliveries",
     }

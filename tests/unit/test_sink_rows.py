@@ -9,6 +9,7 @@ from infra.clickhouse import MIGRATIONS, ClickHouse
 from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
+from schemas.expansion import ExpansionRound
 from schemas.links import Anchor, LinksScored, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags, TaggedLink
@@ -29,6 +30,9 @@ SAMPLES = {
     "sources.found": SourceFound(site="e.org", url="https://e.org/events", crawl_id="c", score=0.9, clicks=1),
     "discovery.episodes": EpisodeEnded(site="e.org", crawl_id="c", homepage="https://e.org/", end="found",
                                        clicks=2, found=["https://e.org/events"], policy="rl"),
+    "expansion.rounds": ExpansionRound(site="e.org", expansion_id="x", round=2, operator="forward", returned=3,
+                                       new_pages=["https://f.org/events"], reward=0.4,
+                                       arm_scores={"keyword": 0.9, "forward": 1.2}, seeds=["https://e.org/events"]),
     "records.extracted": RECORD,
     "changes.detected": ItemDiscovered(site="e.org", crawl_id="c", source_url="https://e.org/events",
                                        page_url="https://e.org/events", item_url="https://e.org/1", title="Talk",

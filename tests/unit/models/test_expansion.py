@@ -57,3 +57,51 @@ def test_pages_like_the_samples_rank_first_and_combined_f_weighs_pagerank_by_alp
     combined = (1 - PAGERANK_WEIGHT) * mean_text + PAGERANK_WEIGHT * ranked["pagerank"]
     assert ranked["combined"].tolist() == pytest.approx(positions(-combined).tolist())
     assert set(np.argsort(ranked["combined"], kind="stable")[:2]) == {0, 1}
+
+
+def test_ucb1_tries_every_arm_then_prefers_the_paying_one():
+    from models.expansion.rounds import UCB1
+
+    bandit = UCB1(["a", "b", "c"])
+    seen = []
+    for _ in range(3):
+        arm = bandit.choose()
+        seen.append(arm)
+        bandit.update(arm, 1.0 if arm == "b" else 0.0)
+    assert sorted(seen) == ["a", "b", "c"]
+    assert [bandit.choose() for _ in range(1)] == ["b"]
+    assert bandit.choose(["a", "c"]) in {"a", "c"}
+
+
+def test_eq9_pays_new_pages_by_how_high_they_rank_and_nothing_for_pages_found_before():
+    from models.expansion.rounds import eq9_reward
+
+    position = {"x": 0, "y": 1, "z": 3}
+    assert eq9_reward(["x", "z"], {"x", "z"}, position, 4) == pytest.approx(((1 - 0) + (1 - 3 / 4)) / 2)
+    assert eq9_reward(["x", "y"], {"y"}, position, 4) == pytest.approx((1 - 1 / 4) / 2)
+    assert eq9_reward([], set(), position, 4) == 0.0
+
+
+def expansion_index() -> PageIndex:
+    events = "Upcoming events calendar: concert 2026-12-01 19:30, workshop 2026-12-08 18:00, talk 2026-12-15 17:00"
+    index = PageIndex()
+    index.add("http://a.org/events/", html("Events", events + ' <a href="http://c.org/events/">friends</a>'))
+    index.add("http://b.org/events/", html("Events", events))
+    index.add("http://c.org/events/", html("Events", events + ' <a href="http://e.org/">shop we like</a>'))
+    index.add("http://d.org/agenda/", html("Agenda", events + ' <a href="http://b.org/events/">partner</a>'))
+    index.add("http://e.org/", html("Shop", "Shoes and bags, prices, cart, checkout"))
+    return index
+
+
+def test_expansion_rounds_find_the_domain_s_other_sites_and_stop_when_nothing_is_new():
+    from models.expansion.rounds import Expansion
+
+    expansion = Expansion(expansion_index(), ["http://a.org/events/", "http://b.org/events/"], top_k=3)
+    rounds = expansion.run(budget=100)
+    assert rounds and {r.operator for r in rounds} <= {"keyword", "related", "forward", "backward"}
+    assert expansion.end == "no operator finds anything new"
+    assert set(expansion.found) == {"http://c.org/events/", "http://d.org/agenda/", "http://e.org/"}
+    # The shop is found (linked from c.org) but ranked below the domain's pages.
+    homepages = expansion.homepages()
+    assert homepages[-1] == "http://e.org/" and set(homepages[:2]) == {"http://c.org/", "http://d.org/"}
+    assert all(r.reward == 0.0 for r in rounds if not r.new)

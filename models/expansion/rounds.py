@@ -1,0 +1,173 @@
+"""DWDBRM's expansion rounds: from a domain's sample pages, a bandit chooses a discovery operator each round,
+everything found is ranked against the samples, and the top k become the next round's seeds.
+
+Operators (over the local index, models.expansion.index):
+- `keyword`: search with the samples' most telling words (frequent in the samples, rare in the index);
+- `related`: more like this, from each seed;
+- `forward`: the seeds' out-links to other sites;
+- `backward`: the pages of other sites that link to the seeds.
+The bandit is UCB1; a round's reward is Eq. 9's: over the pages the operator returned, 1 − pos/len for a
+page found for the first time at position pos of the ranking of everything found (len pages), 0 for one
+found before — an operator pays for new pages ranked near the top. Rounds end at the page budget, or when
+no operator finds anything new (each says why).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from models.expansion.index import PageIndex
+from models.expansion.ranking import rank_candidates
+from schemas.sites import site_of
+
+OPERATORS = ("keyword", "related", "forward", "backward")
+# Pages an operator returns per round at most, and the seeds each round starts from.
+PER_ROUND = 50
+TOP_K = 10
+KEYWORDS = 12
+
+
+class UCB1:
+    """The upper-confidence-bound bandit (Auer et al.): every arm once, then the best mean + √(2 ln n / n_a)."""
+
+    def __init__(self, arms: Sequence[str]) -> None:
+        self.arms = list(arms)
+        self.pulls = dict.fromkeys(self.arms, 0)
+        self.total = dict.fromkeys(self.arms, 0.0)
+
+    def scores(self) -> dict[str, float]:
+        n = sum(self.pulls.values())
+        return {arm: (math.inf if not self.pulls[arm] else
+                      self.total[arm] / self.pulls[arm] + math.sqrt(2 * math.log(n) / self.pulls[arm]))
+                for arm in self.arms}
+
+    def choose(self, allowed: Sequence[str] | None = None) -> str:
+        scores = self.scores()
+        return max((arm for arm in self.arms if allowed is None or arm in allowed), key=lambda arm: scores[arm])
+
+    def update(self, arm: str, reward: float) -> None:
+        self.pulls[arm] += 1
+        self.total[arm] += reward
+
+
+def eq9_reward(returned: Sequence[str], new: set[str], position: dict[str, int], known: int) -> float:
+    if not returned:
+        return 0.0
+    return sum(1 - position[url] / known for url in returned if url in new) / len(returned)
+
+
+@dataclass
+class Round:
+    number: int
+    operator: str
+    returned: int
+    new: list[str]
+    reward: float
+    arm_scores: dict[str, float]
+    seeds: list[str]
+
+
+@dataclass
+class Expansion:
+    """Rounds over one index from the sample pages (URLs in the index)."""
+
+    index: PageIndex
+    samples: list[str]
+    # Choose each round's operator: the bandit (default), or a fixed rule for comparison.
+    chooser: Callable[[int, list[str]], str] | None = None
+    top_k: int = TOP_K
+    per_round: int = PER_ROUND
+    found: dict[str, int] = field(default_factory=dict)  # url → the round it was found in
+    ranking: list[str] = field(default_factory=list)
+    end: str = ""
+
+    def __post_init__(self) -> None:
+        self.bandit = UCB1(OPERATORS)
+        self.seeds = list(self.samples)
+        self.exhausted: set[str] = set()
+        texts = {page.url: page.words() for page in self.index.pages(self.samples)}
+        self.sample_texts = [texts[url] for url in self.samples if url in texts]
+        self.sample_sites = {site_of(url) for url in self.samples}
+        self.edges = self.index.edges()
+
+    def keywords(self) -> list[str]:
+        counts = Counter(word for text in self.sample_texts for word in set(text.lower().split()) if len(word) > 3)
+        return [word for word, _ in counts.most_common(KEYWORDS)]
+
+    def operate(self, operator: str) -> list[str]:
+        if operator == "keyword":
+            found = self.index.search(self.keywords(), self.per_round)
+        elif operator == "related":
+            share = max(self.per_round // max(len(self.seeds), 1), 1)
+            found = [url for seed in self.seeds for url in self.index.related(seed, share)]
+        elif operator == "forward":
+            found = [url for seed in self.seeds for url in self.index.out_links(seed) if site_of(url) != site_of(seed)]
+        else:
+            found = [url for seed in self.seeds for url in self.index.in_links(seed) if site_of(url) != site_of(seed)]
+        indexed = {page.url for page in self.index.pages(found)} if found else set()
+        samples = set(self.samples)
+        return [url for url in dict.fromkeys(found) if url in indexed and url not in samples][: self.per_round]
+
+    def step(self, number: int) -> Round | None:
+        allowed = [arm for arm in OPERATORS if arm not in self.exhausted]
+        if not allowed:
+            self.end = "no operator finds anything new"
+            return None
+        operator = self.chooser(number, allowed) if self.chooser else self.bandit.choose(allowed)
+        returned = self.operate(operator)
+        new = [url for url in returned if url not in self.found]
+        for url in new:
+            self.found[url] = number
+        self._rank()
+        position = {url: place for place, url in enumerate(self.ranking)}
+        reward = eq9_reward(returned, set(new), position, len(self.ranking))
+        self.bandit.update(operator, reward)
+        if not new:
+            self.exhausted.add(operator)
+        else:
+            self.exhausted.clear()  # new seeds may give the others something again
+        self.seeds = self.ranking[: self.top_k] or self.seeds
+        return Round(number, operator, len(returned), new, round(reward, 4),
+                     {arm: round(score, 4) if math.isfinite(score) else None
+                      for arm, score in self.bandit.scores().items()}, list(self.seeds))
+
+    def _rank(self) -> None:
+        urls = list(self.found)
+        if not urls or not self.sample_texts:
+            self.ranking = urls
+            return
+        texts = {page.url: page.words() for page in self.index.pages(urls)}
+        placed = rank_candidates(self.sample_texts, [texts[url] for url in urls], urls, self.edges)["combined"]
+        self.ranking = [urls[i] for i in np.argsort(placed, kind="stable")]
+
+    def run(self, budget: int, max_rounds: int = 100) -> list[Round]:
+        """Rounds until `budget` pages are found, no operator finds anything new, or `max_rounds`."""
+        rounds = []
+        for number in range(1, max_rounds + 1):
+            if len(self.found) >= budget:
+                self.end = f"the budget of {budget} pages is reached"
+                break
+            result = self.step(number)
+            if result is None:
+                break
+            rounds.append(result)
+        else:
+            self.end = f"{max_rounds} rounds"
+        return rounds
+
+    def homepages(self) -> list[str]:
+        """The homepage (scheme and host) of each site found, in the order of its best-ranked page, the
+        samples' own sites left out."""
+        found: dict[str, str] = {}
+        for url in self.ranking:
+            site = site_of(url)
+            if site not in self.sample_sites and site not in found:
+                parts = urlsplit(url)
+                found[site] = f"{parts.scheme}://{parts.netloc}/"
+        return list(found.values())

@@ -1,0 +1,60 @@
+"""`sourcewatch expand`: sites crawled into the page index through Kafka, then domain discovery from two sample
+pages finds the other sites of their kind, stores its rounds in ClickHouse and hands the sites to discovery."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from infra.site_server import serving_sites
+from tests.conftest import cli_json, run_cli
+
+pytestmark = pytest.mark.kafka
+
+EVENTS = ("<h1>Upcoming events</h1><ul><li><a href='/events/1.html'>Concert</a> 2026-12-01 19:30</li>"
+          "<li><a href='/events/2.html'>Workshop</a> 2026-12-08 18:00</li>"
+          "<li><a href='/events/3.html'>Talk</a> 2026-12-15 17:00</li></ul>")
+
+
+def write(root: Path, pages: dict[str, str]) -> None:
+    for path, body in pages.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(f"<html><head><title>{path}</title></head><body>{body}</body></html>")
+
+
+def test_expand_finds_the_domain_s_other_sites_and_hands_them_to_discovery(pipeline_env, tmp_path):
+    names = ["club-a", "club-b", "club-c", "club-d", "shop-e"]
+    for name in names:
+        write(tmp_path / name, {"index.html": "starting"})
+    with serving_sites([tmp_path / name for name in names], env=pipeline_env) as homepages:
+        home = {name: homepages[name] for name in names}
+        # The sites' pages link across sites once the ports are known: a → c, c → the shop, d → b.
+        for name, away in (("club-a", "club-c"), ("club-b", None), ("club-c", "shop-e"), ("club-d", "club-b")):
+            link = f"<a href='{home[away]}events/'>friends</a>" if away else ""
+            write(tmp_path / name, {"index.html": "<nav><a href='/events/'>Events</a> <a href='/about.html'>About</a></nav>",
+                                    "about.html": "<p>A club of friends</p>", "events/index.html": EVENTS + link,
+                                    **{f"events/{n}.html": f"<p>Event {n}, 2026-12-0{n}</p>" for n in (1, 2, 3)}})
+        write(tmp_path / "shop-e", {"index.html": "<p>Shoes and bags, prices</p><a href='/events/'>sale</a>",
+                                    "events/index.html": "<p>Shoes on sale, cart, checkout</p>"})
+        crawl = cli_json(["crawl", "--seeds", *home.values()], pipeline_env)
+        assert crawl["pages_ok"] >= 20
+        with sqlite3.connect(pipeline_env["SOURCEWATCH_PAGE_INDEX"]) as index:
+            assert index.execute("SELECT count() FROM pages").fetchone()[0] == crawl["pages_ok"]
+        samples = [home["club-a"] + "events/", home["club-b"] + "events/"]
+        summary = cli_json(["expand", "--samples", *samples, "--discover", "--max-clicks", "3"], pipeline_env)
+    found = summary["sites"]
+    assert set(found[:2]) == {home["club-c"], home["club-d"]} and found[-1] == home["shop-e"]
+    assert summary["end"] == "no operator finds anything new" and summary["rounds"]
+    rows = cli_json(["sql", "SELECT round, operator, returned FROM expansion_rounds ORDER BY round"], pipeline_env)
+    assert [row["round"] for row in rows] == list(range(1, len(summary["rounds"]) + 1))
+    assert {row["operator"] for row in rows} <= {"keyword", "related", "forward", "backward"}
+    # The found sites went through discovery: one episode per homepage, through Kafka.
+    episodes = summary["discovery"]["episodes"]
+    assert {episode["homepage"] for episode in episodes} == set(found)
+
+
+def test_expand_refuses_samples_it_has_not_indexed(pipeline_env):
+    refused = run_cli(["expand", "--samples", "http://nowhere.example/events/"], pipeline_env)
+    assert refused.returncode == 2 and ("no page index" in refused.stderr or "not in the page index" in refused.stderr)
