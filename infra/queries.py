@@ -77,6 +77,16 @@ def crawl_topical_harvest(crawl_id: str) -> Query:
                  {"crawl": crawl_id})
 
 
+def expansion_rounds_page(limit: int, offset: int) -> Query:
+    """Domain expansions' rounds, the latest expansion first, each in round order."""
+    return Query("SELECT r.expansion_id AS expansion_id, round, operator, returned, length(new_pages) AS new, "
+                 "new_pages, reward, arm_scores, seeds, end, created_at FROM expansion_rounds AS r "
+                 "INNER JOIN (SELECT expansion_id, max(created_at) AS latest FROM expansion_rounds "
+                 "GROUP BY expansion_id) AS l ON l.expansion_id = r.expansion_id "
+                 "ORDER BY l.latest DESC, expansion_id, round LIMIT {limit:UInt32} OFFSET {offset:UInt32}",
+                 {"limit": limit, "offset": offset})
+
+
 def crawl_fetched_urls(crawl_id: str) -> Query:
     """Every URL read in a crawl, as requested and as landed on."""
     return Query("SELECT DISTINCT url FROM fetches WHERE crawl_id = {crawl:String} AND status = 200 UNION DISTINCT "

@@ -184,6 +184,11 @@ class Api:
         return json_response({"source": source["url"], "figures": await self.reader.rows(
             queries.source_figures_history(source["url"]))})
 
+    async def expansions(self, request: web.Request) -> web.Response:
+        asked = validated(Page, request.query)
+        return json_response({"rounds": await self.reader.rows(queries.expansion_rounds_page(asked.limit,
+                                                                                             asked.offset))})
+
     async def watch(self, request: web.Request) -> web.Response:
         asked = validated(WatchRequest, await _body(request))
         url = str(asked.url)

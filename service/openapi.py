@@ -60,6 +60,11 @@ def openapi_document() -> dict:
                 "parameters": _ITEMS,
                 "responses": {"200": _json("#/components/schemas/ItemsPage", "items and the next cursor"),
                               **errors}}},
+            "/api/v1/expansions": {"get": {
+                "summary": "domain expansions' rounds (`sourcewatch expand`): the operator the bandit chose, the "
+                           "pages it found, its reward and every operator's score; the latest expansion first",
+                "parameters": _PAGE,
+                "responses": {"200": {"description": "rounds"}, **errors}}},
             "/api/v1/watch": {"post": {
                 "summary": "watch a listing page, or discover a homepage's listing page and watch it",
                 "requestBody": {"required": True, "content": {"application/json": {

@@ -3,13 +3,16 @@ pages finds the other sites of their kind, stores its rounds in ClickHouse and h
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import urllib.request
 from pathlib import Path
 
 import pytest
 
+from infra.processes import serve_in_child
 from infra.site_server import serving_sites
-from tests.conftest import cli_json, run_cli
+from tests.conftest import cli_json, first_free_port, run_cli
 
 pytestmark = pytest.mark.kafka
 
@@ -53,6 +56,15 @@ def test_expand_finds_the_domain_s_other_sites_and_hands_them_to_discovery(pipel
     # The found sites went through discovery: one episode per homepage, through Kafka.
     episodes = summary["discovery"]["episodes"]
     assert {episode["homepage"] for episode in episodes} == set(found)
+    # The data API shows the rounds.
+    with serve_in_child(["serve", "--port", str(first_free_port(18466))], pipeline_env) as served:
+        token = Path(served["token_file"]).read_text().strip()
+        request = urllib.request.Request(served["url"].rstrip("/") + "/api/v1/expansions?limit=100",
+                                         headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            served_rounds = json.loads(response.read())["rounds"]
+    assert [(r["round"], r["operator"]) for r in served_rounds] == [(r["round"], r["operator"]) for r in rows]
+    assert all(r["expansion_id"] == summary["expansion_id"] for r in served_rounds)
 
 
 def test_expand_refuses_samples_it_has_not_indexed(pipeline_env):
