@@ -1,6 +1,7 @@
 """Stage `index_pages`: pages.fetched → domain discovery's local full-text index (models.expansion.index).
 
-Every readable HTML page fetched, by any crawl or revisit, goes into the SQLite index at
+With `settings.page_index_enabled` (off by default: on 2 cores it costs the pipeline about 40 % of its crawl
+throughput), every readable HTML page fetched, by any crawl or revisit, goes into the SQLite index at
 `settings.page_index` with its out-links, in one transaction per batch, off the event loop. Only the worker
 that owns the stores runs it (role all or sink: one writer of the file); `sourcewatch expand` reads it.
 """
@@ -28,16 +29,17 @@ def page_index() -> PageIndex:
     return PageIndex(settings.page_index)
 
 
-progress.indexing_pages = True
+progress.indexing_pages = settings.page_index_enabled
 
 
 @app.agent(topic("pages.fetched"))
 async def index_pages(stream):
     loop = asyncio.get_running_loop()
     async for events in stream.take_events(64, within=0.2):
+        if not settings.page_index_enabled:
+            continue  # off by default: indexing costs the pipeline ~40 % of its pages/s on 2 cores (README)
         fetched = await decode_events("pages.fetched", events)
-        pages = [(page.final_url, page.body) for page in fetched
-                 if settings.page_index_enabled and page.ok and is_html(page) and page.body]
+        pages = [(page.final_url, page.body) for page in fetched if page.ok and is_html(page) and page.body]
         if pages:
             try:
                 await loop.run_in_executor(None, page_index().add_many, pages)

@@ -29,8 +29,9 @@ class NotIndexed(ValueError):
 def expand(settings: Settings, samples: list[str], budget: int) -> tuple[Expansion, list[ExpansionRound]]:
     """The rounds from these sample pages, which must be in the index (a page sourcewatch has fetched)."""
     if not settings.page_index.is_file():
-        raise NotIndexed(f"no page index at {settings.page_index}: crawl some sites first (every worker that owns "
-                         "the stores indexes what it fetches)")
+        raise NotIndexed(f"no page index at {settings.page_index}: turn indexing on "
+                         "(SOURCEWATCH_PAGE_INDEX_ENABLED=true, or page_index_enabled in sourcewatch.toml) for the "
+                         "workers, then crawl some sites")
     index = PageIndex(settings.page_index)
     urls = [canonical_url(url) for url in samples]
     indexed = {page.url for page in index.pages(urls)}

@@ -28,6 +28,7 @@ def write(root: Path, pages: dict[str, str]) -> None:
 
 
 def test_expand_finds_the_domain_s_other_sites_and_hands_them_to_discovery(pipeline_env, tmp_path):
+    pipeline_env = {**pipeline_env, "SOURCEWATCH_PAGE_INDEX_ENABLED": "true"}
     names = ["club-a", "club-b", "club-c", "club-d", "shop-e"]
     for name in names:
         write(tmp_path / name, {"index.html": "starting"})
