@@ -23,6 +23,9 @@ from streams.tables import store
 from streams.topics import send, topic
 
 log = logging.getLogger(__name__)
+# A fetched page's JSON names its reason so (pydantic writes no spaces); most pages are not a topical crawl's
+# and are passed over before decoding — this agent would otherwise decode every page the pipeline fetches.
+_TOPICAL_MARK = f'"reason":"{TOPICAL_REASON}"'.encode()
 crawls = app.Table("topical-crawls", partitions=settings.topic_partitions,
                    schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
 
@@ -31,6 +34,8 @@ crawls = app.Table("topical-crawls", partitions=settings.topic_partitions,
 async def crawl_topically(stream):
     async for events in stream.take_events(64, within=0.1):
         for event in events:
+            if not isinstance(event.value, bytes) or _TOPICAL_MARK not in event.value:
+                continue
             for page in await decode_events("pages.fetched", [event]):
                 if page.reason != TOPICAL_REASON:
                     continue

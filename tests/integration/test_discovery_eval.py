@@ -100,7 +100,7 @@ def test_eval_discovery_on_the_real_sites(data_dir, tmp_path):
     # (reference: keyword 0.90 vs BFS 0.23).
     assert result["keyword"]["precision"] > 2 * result["bfs"]["precision"]
     assert result["qlearning"]["precision"] > 1.5 * result["bfs"]["precision"]
-    refused = run_cli(["eval", "discovery", "--sites", str(tmp_path), "--policy", "dfs"], env)
+    refused = run_cli(["eval", "discovery", "--sites", str(tmp_path), "--policy", "astar"], env)
     assert refused.returncode == 2 and "not built yet" in refused.stderr
     missing = run_cli(["eval", "discovery", "--sites", str(data_dir / "sites"), "--policy", "rl", "--model",
                        str(tmp_path / "none.pt")], env)
