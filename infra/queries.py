@@ -114,10 +114,10 @@ def items_of_sources(source_urls: list[str]) -> Query:
 
 
 def new_items_of_sources(source_urls: list[str]) -> Query:
-    """(source page, item URL, event id) of every new item any read of these source pages reported (a crawl's,
-    or a revisit's)."""
-    return Query("SELECT source_url, item_url, event_id FROM changes WHERE source_url IN {sources:Array(String)}",
-                 {"sources": source_urls})
+    """(source page, item URL, event id, when the read that reported it fetched the page) of every new item any
+    read of these source pages reported (a crawl's, or a revisit's)."""
+    return Query("SELECT source_url, item_url, event_id, first_seen FROM changes "
+                 "WHERE source_url IN {sources:Array(String)}", {"sources": source_urls})
 
 
 def revisit_decisions_of(page_urls: list[str]) -> Query:

@@ -175,9 +175,10 @@ def _rows(query: queries.Query) -> list[list]:
     return read_clickhouse(get_settings(), query)[1]
 
 
-def _reported(sources: list[str]) -> dict[tuple[str, str], str]:
-    """(source page, item URL) → the event id of its report, for every new item reported on these pages."""
-    return {(row[0], row[1]): row[2] for row in _rows(queries.new_items_of_sources(sources))}
+def _reported(sources: list[str]) -> dict[tuple[str, str], tuple[str, datetime]]:
+    """(source page, item URL) → the event id of its report and when its read fetched the page, for every new
+    item reported on these pages."""
+    return {(row[0], row[1]): (row[2], row[3]) for row in _rows(queries.new_items_of_sources(sources))}
 
 
 def _pairs(query: queries.Query) -> list[tuple[str, str]]:
@@ -210,8 +211,12 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
         return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
     # The new items any read reported between the two: the revisit stage watches these pages from discovery
     # on, so a revisit in between reports some of them before the re-read does (each item once, by the first).
-    earlier = set(reported_before.values())
-    detected = [pair for pair, event in _reported(reached).items() if event not in earlier]
+    # "Between" by the time of the read that reported it, after the first read's fetch of the page: a revisit
+    # of the first read's process (before that fetch) may reach ClickHouse only after the snapshot of reports.
+    earlier = {event for event, _ in reported_before.values()}
+    first_read = dict(_pairs(queries.first_fetches(crawl["crawl_id"], reached)))
+    detected = [pair for pair, (event, seen) in _reported(reached).items()
+                if event not in earlier and pair[0] in first_read and seen > first_read[pair[0]]]
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
     revisits = watch_sources(control, reached, plan.watch_days, plan.watch_speed) if plan.watch_days > 0 else None
