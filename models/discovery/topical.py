@@ -135,7 +135,7 @@ def _candidate(link: Link) -> Candidate:
 
 
 class TopicalCrawler:
-    """The topical crawl as a policy of offline crawls (models.discovery.crawl_evaluation): the same state and
+    """The topical crawl as a policy of offline crawls (models.discovery.topical_evaluation): the same state and
     steps, a page observed once its links are known (they come with the next choice)."""
 
     name = "qlearning"
