@@ -2,15 +2,19 @@
 `expansion.rounds` (hence ClickHouse's `expansion_rounds`), and the sites it found handed to discovery.
 
 The rounds run here, on the index the worker that owns the stores keeps (models.expansion.rounds over
-models.expansion.index); the found sites' homepages then go through Kafka as a discovery crawl (reason
-`discover`), so the stream does the rest — discovery, reading, watching — as for any homepage.
+models.expansion.index); the forward crawl fetches the out-links the index lacks with the project's fetcher
+(robots.txt, per-host politeness, caps, the address guard) and indexes them; the found sites' homepages then
+go through Kafka as a discovery crawl (reason `discover`), so the stream does the rest — discovery, reading,
+watching — as for any homepage.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 
+from agents.fetching.fetcher import Fetcher
 from infra.kafka_broker import bootstrap_address
 from infra.kafka_topics import send_messages
 from infra.settings import Settings
@@ -18,12 +22,49 @@ from models.expansion.index import PageIndex
 from models.expansion.rounds import Expansion
 from models.web.links import canonical_url
 from schemas.base import derived_event_id
+from schemas.crawl import CrawlRequest, PageFetched
 from schemas.expansion import ExpansionRound
 from schemas.sites import site_of
 
 
+# The reason of the forward crawl's fetches.
+EXPAND_REASON = "expand"
+
+
 class NotIndexed(ValueError):
     pass
+
+
+class ForwardFetch:
+    """The forward crawl's fetch for the expansion's synchronous rounds: the project's Fetcher on an event loop
+    of its own thread, a round's pages fetched at once (politeness per host still applies)."""
+
+    def __init__(self, settings: Settings, crawl_id: str) -> None:
+        self.settings, self.crawl_id = settings, crawl_id
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="expand-fetch", daemon=True)
+        self.fetcher = Fetcher.from_settings(settings)
+        self.failed = 0
+
+    def __enter__(self) -> ForwardFetch:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.fetcher.start(), self.loop).result()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.fetcher.close(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+    def __call__(self, urls: list[str]) -> dict[str, str]:
+        async def fetch_all() -> list[PageFetched]:
+            return await asyncio.gather(*(self.fetcher.fetch(CrawlRequest(
+                crawl_id=self.crawl_id, url=url, site=site_of(url), reason=EXPAND_REASON)) for url in urls))
+
+        pages = asyncio.run_coroutine_threadsafe(fetch_all(), self.loop).result()
+        self.failed += sum(not page.ok for page in pages)
+        return {url: page.body for url, page in zip(urls, pages, strict=True) if page.ok and page.body}
 
 
 def expand(settings: Settings, samples: list[str], budget: int) -> tuple[Expansion, list[ExpansionRound]]:
@@ -37,12 +78,14 @@ def expand(settings: Settings, samples: list[str], budget: int) -> tuple[Expansi
     indexed = {page.url for page in index.pages(urls)}
     missing = [url for url in urls if url not in indexed]
     if missing:
+        pages = len(index)
         index.close()
-        raise NotIndexed(f"not in the page index ({len(index)} pages): {', '.join(missing)} — crawl them first "
+        raise NotIndexed(f"not in the page index ({pages} pages): {', '.join(missing)} — crawl them first "
                          f"(`sourcewatch crawl --seeds URL`)")
-    expansion = Expansion(index, urls)
-    rounds = expansion.run(budget)
     expansion_id = uuid.uuid4().hex
+    with ForwardFetch(settings, f"expand-{expansion_id[:12]}") as fetch:
+        expansion = Expansion(index, urls, fetch=fetch)
+        rounds = expansion.run(budget)
     site = site_of(urls[0])
     messages = [ExpansionRound(event_id=derived_event_id(expansion_id, str(r.number)), site=site,
                                expansion_id=expansion_id, round=r.number, operator=r.operator, returned=r.returned,

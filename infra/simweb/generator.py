@@ -4,16 +4,18 @@ Each site has a homepage with a menu, 10–200 ordinary pages (about, contact,
 staff, products, services, a blog that is not an event list, a misleading
 page), and zero, one or two source pages (events, news) reachable in 1–4 clicks
 through hub pages, each paginated in one of several styles and fed by a
-publication series (see publication.py).
+publication series (see publication.py). Grown into an internet (internet.py),
+each site is also an organisation of a type and links to other sites.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from infra.simweb.internet import ORGANISATIONS, link_graph, organisation_of
 from infra.simweb.publication import Series, series_for
 from infra.simweb.vocabulary import VOCABULARIES, Vocabulary
 
@@ -61,6 +63,9 @@ class SiteSpec:
     staff: int
     blog_posts: int
     sources: tuple[SourceSpec, ...]
+    # In the simulated internet: the organisation type and the other sites (indices) its homepage links to.
+    organisation: str = ""
+    links: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -89,15 +94,19 @@ def _source(rng: random.Random, kind: str, pagination: str, vocabulary: Vocabula
     return SourceSpec(kind, path, hubs, pagination, rng.choice([5, 10, 20]), series, items)
 
 
-def generate_site(seed: int, index: int, revisit_dir: Path | None, start: datetime) -> SiteSpec:
+def generate_site(seed: int, index: int, revisit_dir: Path | None, start: datetime,
+                  organisation: str = "") -> SiteSpec:
     """Site `index` of the web of `seed`. Layouts cycle with the index, so that even a small web shows
-    every template, menu style and pagination style; everything else is drawn from the seed."""
+    every template, menu style and pagination style; everything else is drawn from the seed. An
+    organisation of a type that does not publish has no source page."""
     rng = random.Random(f"{seed}:{index}")
     lang = rng.choice(LANGUAGES)
     vocabulary = VOCABULARIES[lang]
     kinds: list[str] = []
     if rng.random() >= SHARE_WITHOUT_SOURCES:
         kinds = rng.choice([["events"], ["news"], ["events", "news"]])
+    if organisation and not ORGANISATIONS[organisation][0]:
+        kinds = []
     ordinary = rng.randint(3, 193)  # with the 7 fixed pages: 10–200 ordinary pages
     products = rng.randint(0, ordinary // 2)
     services = rng.randint(0, (ordinary - products) // 2)
@@ -111,6 +120,7 @@ def generate_site(seed: int, index: int, revisit_dir: Path | None, start: dateti
         services=services,
         staff=rng.randint(3, 30),
         blog_posts=blog_posts,
+        organisation=organisation,
         sources=tuple(
             _source(rng, kind, PAGINATION_STYLES[(index + n) % len(PAGINATION_STYLES)], vocabulary, revisit_dir, start)
             for n, kind in enumerate(kinds)
@@ -118,6 +128,13 @@ def generate_site(seed: int, index: int, revisit_dir: Path | None, start: dateti
     )
 
 
-def generate_web(sites: int, seed: int, revisit_dir: Path | None, start: datetime) -> list[SiteSpec]:
-    """The whole simulated web: `sites` sites, the same for the same seed and data."""
-    return [generate_site(seed, index, revisit_dir, start) for index in range(sites)]
+def generate_web(sites: int, seed: int, revisit_dir: Path | None, start: datetime,
+                 internet: bool = False) -> list[SiteSpec]:
+    """The whole simulated web: `sites` sites, the same for the same seed and data; with `internet`, sites
+    are organisations linking to each other (the sites' own pages are drawn as without)."""
+    if not internet:
+        return [generate_site(seed, index, revisit_dir, start) for index in range(sites)]
+    organisations = [organisation_of(seed, index) for index in range(sites)]
+    links = link_graph(organisations, seed)
+    return [replace(generate_site(seed, index, revisit_dir, start, organisations[index]), links=links[index])
+            for index in range(sites)]

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from html import escape
 
 from infra.simweb.generator import Item, SiteSpec, SourceSpec
+from infra.simweb.internet import WORDS, OrganisationWords
 
 # (opening, one item, closing) of a listing, per template.
 LISTINGS = {
@@ -74,9 +75,11 @@ def menu(site: SiteSpec, entries: list[tuple[str, str]]) -> dict[str, str]:
 
 def document(site: SiteSpec, title: str, body: str, entries: list[tuple[str, str]]) -> str:
     parts = menu(site, entries)
-    shell = SHELLS[site.template].format(title=escape(title), body=body, site=escape(site.name), **parts)
+    # An organisation names itself by its type on every page ("Events — Museum site-0004").
+    name = f"{organisation_words(site).label} {site.name}" if site.organisation else site.name
+    shell = SHELLS[site.template].format(title=escape(title), body=body, site=escape(name), **parts)
     return (f'<!DOCTYPE html><html lang="{site.lang}"><head><meta charset="utf-8"><title>{escape(title)} — '
-            f"{escape(site.name)}</title></head><body>{shell}</body></html>")
+            f"{escape(name)}</title></head><body>{shell}</body></html>")
 
 
 def page_url(source: SourceSpec, number: int, size: int | None = None) -> str:
@@ -146,3 +149,34 @@ def detail(site: SiteSpec, source: SourceSpec, item: Item, start: datetime) -> s
     when = sim_time(start, item.hours).strftime(words.date_format + " %H:%M")
     return (f'<article class="detail"><p class="when">{when}</p><p class="where">{escape(item.place)}</p>'
             f'<p>{escape(words.body)}</p><a href="{source.path}">{escape(getattr(words, source.kind))}</a></article>')
+
+
+def organisation_words(site: SiteSpec) -> OrganisationWords:
+    return WORDS[site.lang][site.organisation]
+
+
+def organisation_home(site: SiteSpec, linked: list[tuple[SiteSpec, str]]) -> str:
+    """An organisation's homepage body: what it is, and its links to other sites. A spam page repeats its
+    stuffed words."""
+    words = organisation_words(site)
+    about = escape(words.about)
+    body = f'<p class="about">{about}</p>' + (f"<p>{about}</p>" * 4 if site.organisation == "spam" else
+                                              f"<p>{escape(site.words.body)}</p>")
+    return body + partners(site, linked)
+
+
+def partners(site: SiteSpec, linked: list[tuple[SiteSpec, str]]) -> str:
+    """The block of an organisation's links to other sites: each one's homepage, and for every other partner
+    that publishes, its first source page too ("their events")."""
+    if not linked:
+        return ""
+    words = organisation_words(site)
+    entries = []
+    for number, (other, origin) in enumerate(linked):
+        name = f"{escape(organisation_words(other).label)} {escape(other.name)}"
+        entry = f'<a href="{origin}/">{name}</a>'
+        if other.sources and number % 2 == 0:
+            first = other.sources[0]
+            entry += f' · <a href="{origin}{first.path}">{escape(getattr(site.words, first.kind))}</a>'
+        entries.append(f"<li>{entry}</li>")
+    return f'<aside class="partners"><h2>{escape(words.partners)}</h2><ul>{"".join(entries)}</ul></aside>'

@@ -16,9 +16,11 @@ import asyncio
 import hashlib
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from html import escape
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -135,10 +137,13 @@ class Visits:
 class SimSite:
     """Answers one site's requests at the current simulated time."""
 
-    def __init__(self, spec: SiteSpec, clock: SimClock, faults: FaultBoard) -> None:
+    def __init__(self, spec: SiteSpec, clock: SimClock, faults: FaultBoard,
+                 neighbours: Sequence[SimSite] = ()) -> None:
         self.spec = spec
         self.clock = clock
         self.faults = faults
+        # Every site of the web, by index: where the spec's links to other sites go.
+        self.neighbours = neighbours
         self.origin = ""
         self.visits = Visits()
 
@@ -160,13 +165,21 @@ class SimSite:
         return entries
 
     def _page(self, title: str, body: str) -> str:
+        # Every other organisation shows its partners on every page (a footer block), the rest on the
+        # homepage alone.
+        if self.spec.links and self.spec.index % 2 == 0 and title != self.spec.words.home:
+            body += render.partners(self.spec, self._linked())
         return render.document(self.spec, title, body, self.menu_entries())
 
     def _static(self, path: str) -> str | None:
         spec, words = self.spec, self.spec.words
+        home, about = f"<p>{words.body}</p>", f"<p>{words.body}</p>"
+        if spec.organisation:
+            home = render.organisation_home(spec, self._linked())
+            about = f"<p>{escape(render.organisation_words(spec).about)}</p>" + about
         simple = {
-            "/": (words.home, f"<p>{words.body}</p>"),
-            "/about/": (words.about, f"<p>{words.body}</p>"),
+            "/": (words.home, home),
+            "/about/": (words.about, about),
             "/contact/": (words.contact, "<p>mail: info@example.invalid</p>"),
             "/rental/": (words.misleading[spec.index % len(words.misleading)], f"<p>{words.body}</p>"),
             "/staff/": (words.staff, "<table class='staff'>" + "".join(
@@ -197,6 +210,10 @@ class SimSite:
                 label = getattr(words, source.kind) if target == source.path else f"{words.more} ›"
                 return self._page(f"{words.about} {level + 1}", f"<p>{words.body}</p><a href='{target}'>{label}</a>")
         return None
+
+    def _linked(self) -> list[tuple[SiteSpec, str]]:
+        """The sites this one links to, with their origins."""
+        return [(self.neighbours[index].spec, self.neighbours[index].origin) for index in self.spec.links]
 
     def listing_page(self, source: SourceSpec, path: str, query: dict[str, list[str]]) -> tuple[int, int] | None:
         """(page number, page size) when path+query is a listing page of this source."""
@@ -310,8 +327,10 @@ class SimSite:
                            "published_at": render.sim_time(self.clock.start, item.hours).isoformat(),
                            "visible": item.hours <= self.clock.hours()} for item in source.items],
             })
+        internet = {"organisation": self.spec.organisation,
+                    "links": [other + "/" for _, other in self._linked()]} if self.spec.organisation else {}
         return {"homepage": origin + "/", "language": self.spec.lang, "template": self.spec.template,
-                "nav_style": self.spec.nav_style, "pages": self.spec.page_count, "source_pages": sources}
+                "nav_style": self.spec.nav_style, "pages": self.spec.page_count, "source_pages": sources} | internet
 
 
 def _hash_share(text: str) -> float:
@@ -323,11 +342,12 @@ class SimWeb:
     """Every simulated site on its own loopback port, and the control app."""
 
     def __init__(self, sites: int, seed: int, speed: float = 3600.0, revisit_dir: Path | None = None,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", internet: bool = False) -> None:
         self.clock = SimClock(speed)
         self.faults = FaultBoard()
-        self.specs = generate_web(sites, seed, revisit_dir, self.clock.start)
-        self.sites = [SimSite(spec, self.clock, self.faults) for spec in self.specs]
+        self.specs = generate_web(sites, seed, revisit_dir, self.clock.start, internet)
+        self.sites: list[SimSite] = []
+        self.sites += [SimSite(spec, self.clock, self.faults, self.sites) for spec in self.specs]
         self.host = host
         self._runners: list[web.AppRunner] = []
         self.control_url = ""

@@ -73,6 +73,12 @@ class PageIndex:
     def close(self) -> None:
         self.db.close()
 
+    def copy(self) -> PageIndex:
+        """An in-memory copy (an evaluation runs every method from the same first index)."""
+        copied = PageIndex()
+        self.db.backup(copied.db)
+        return copied
+
     def add(self, url: str, html: str) -> PageText:
         """Index a fetched page (again: its text and out-links replaced)."""
         return self.add_many([(url, html)])[0]
@@ -106,6 +112,11 @@ class PageIndex:
                 f"SELECT url, site, title, text FROM pages WHERE url IN ({','.join('?' * len(wanted))})", wanted)}
             rows = [found[url] for url in wanted if url in found]
         return [PageText(*row) for row in rows]
+
+    def site_pages(self, site: str, limit: int = 50) -> list[PageText]:
+        """Up to `limit` indexed pages of one site (schemas.sites.site_of's key), shortest URL first."""
+        return [PageText(*row) for row in self.db.execute(
+            "SELECT url, site, title, text FROM pages WHERE site = ? ORDER BY length(url), url LIMIT ?", (site, limit))]
 
     def search(self, words: Sequence[str], limit: int = 50) -> list[str]:
         """Pages matching any of the words, best BM25 first."""

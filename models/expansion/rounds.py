@@ -1,10 +1,13 @@
 """DWDBRM's expansion rounds: from a domain's sample pages, a bandit chooses a discovery operator each round,
-everything found is ranked against the samples, and the top k become the next round's seeds.
+everything found is ranked against the samples, and the top k become the next round's seeds: for each operator
+the k best-ranked pages it has not started from yet (the samples first), so that rounds reach further out
+instead of asking the same pages again.
 
 Operators (over the local index, models.expansion.index):
-- `keyword`: search with the samples' most telling words (frequent in the samples, rare in the index);
+- `keyword`: search with the seeds' most frequent words (the samples' in the first round);
 - `related`: more like this, from each seed;
-- `forward`: the seeds' out-links to other sites;
+- `forward`: the seeds' out-links to other sites (fetched and indexed first where the index lacks them and the
+  expansion was given a fetch);
 - `backward`: the pages of other sites that link to the seeds.
 The bandit is UCB1; a round's reward is Eq. 9's: over the pages the operator returned, 1 − pos/len for a
 page found for the first time at position pos of the ranking of everything found (len pages), 0 for one
@@ -31,6 +34,9 @@ OPERATORS = ("keyword", "related", "forward", "backward")
 PER_ROUND = 50
 TOP_K = 10
 KEYWORDS = 12
+# Pages of each sample's own site read as samples too (DWDBRM starts from sample sites): a listing page says
+# little of what kind of organisation publishes it, its site's homepage and about page do.
+SITE_SAMPLES = 5
 
 
 class UCB1:
@@ -81,6 +87,9 @@ class Expansion:
     samples: list[str]
     # Choose each round's operator: the bandit (default), or a fixed rule for comparison.
     chooser: Callable[[int, list[str]], str] | None = None
+    # Fetch pages not yet indexed (url → HTML of those that could be read): the forward crawl's reach past
+    # what sourcewatch has read. Without it every operator stays within the index.
+    fetch: Callable[[list[str]], dict[str, str]] | None = None
     top_k: int = TOP_K
     per_round: int = PER_ROUND
     found: dict[str, int] = field(default_factory=dict)  # url → the round it was found in
@@ -90,29 +99,59 @@ class Expansion:
     def __post_init__(self) -> None:
         self.bandit = UCB1(OPERATORS)
         self.seeds = list(self.samples)
+        # Per operator, the pages it has started from.
+        self.expanded: dict[str, set[str]] = {operator: set() for operator in OPERATORS}
         self.exhausted: set[str] = set()
         texts = {page.url: page.words() for page in self.index.pages(self.samples)}
         self.sample_texts = [texts[url] for url in self.samples if url in texts]
+        self.sample_texts += [page.words() for site in dict.fromkeys(map(site_of, self.samples))
+                              for page in self.index.site_pages(site, SITE_SAMPLES) if page.url not in texts]
         self.sample_sites = {site_of(url) for url in self.samples}
         self.edges = self.index.edges()
+        self.fetched = 0
 
     def keywords(self) -> list[str]:
-        counts = Counter(word for text in self.sample_texts for word in set(text.lower().split()) if len(word) > 3)
+        texts = [page.words() for page in self.index.pages(self.seeds)] or self.sample_texts
+        counts = Counter(word for text in texts for word in set(text.lower().split()) if len(word) > 3)
         return [word for word, _ in counts.most_common(KEYWORDS)]
 
+    def _seeds_for(self, operator: str) -> list[str]:
+        """The k best pages (the samples, then the best-ranked found) `operator` has not started from yet."""
+        started = self.expanded[operator]
+        seeds = [url for url in dict.fromkeys([*self.samples, *self.ranking]) if url not in started][: self.top_k]
+        started.update(seeds)
+        return seeds
+
     def operate(self, operator: str) -> list[str]:
+        # Searches ask past what is found already: the next results, not the same ones again.
+        known = len(self.found) + len(self.samples)
         if operator == "keyword":
-            found = self.index.search(self.keywords(), self.per_round)
+            found = [url for url in self.index.search(self.keywords(), self.per_round + known)
+                     if url not in self.found]
         elif operator == "related":
             share = max(self.per_round // max(len(self.seeds), 1), 1)
-            found = [url for seed in self.seeds for url in self.index.related(seed, share)]
+            found = [url for seed in self.seeds
+                     for url in [url for url in self.index.related(seed, share + known) if url not in self.found][:share]]
         elif operator == "forward":
             found = [url for seed in self.seeds for url in self.index.out_links(seed) if site_of(url) != site_of(seed)]
+            self._fetch_unindexed(found)
         else:
             found = [url for seed in self.seeds for url in self.index.in_links(seed) if site_of(url) != site_of(seed)]
         indexed = {page.url for page in self.index.pages(found)} if found else set()
         samples = set(self.samples)
         return [url for url in dict.fromkeys(found) if url in indexed and url not in samples][: self.per_round]
+
+    def _fetch_unindexed(self, urls: list[str]) -> None:
+        """Fetch and index the pages among `urls` the index lacks (a round's worth at most)."""
+        if self.fetch is None:
+            return
+        indexed = {page.url for page in self.index.pages(urls)} if urls else set()
+        wanted = [url for url in dict.fromkeys(urls) if url not in indexed][: self.per_round]
+        pages = list(self.fetch(wanted).items()) if wanted else []
+        if pages:
+            self.index.add_many(pages)
+            self.fetched += len(pages)
+            self.edges = self.index.edges()
 
     def step(self, number: int) -> Round | None:
         allowed = [arm for arm in OPERATORS if arm not in self.exhausted]
@@ -120,6 +159,7 @@ class Expansion:
             self.end = "no operator finds anything new"
             return None
         operator = self.chooser(number, allowed) if self.chooser else self.bandit.choose(allowed)
+        self.seeds = self._seeds_for(operator)
         returned = self.operate(operator)
         new = [url for url in returned if url not in self.found]
         for url in new:
@@ -132,7 +172,6 @@ class Expansion:
             self.exhausted.add(operator)
         else:
             self.exhausted.clear()  # new seeds may give the others something again
-        self.seeds = self.ranking[: self.top_k] or self.seeds
         return Round(number, operator, len(returned), new, round(reward, 4),
                      {arm: round(score, 4) if math.isfinite(score) else None
                       for arm, score in self.bandit.scores().items()}, list(self.seeds))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from infra.settings import get_settings
@@ -18,6 +19,20 @@ from streams.cli.base import (
     print_json,
     read_seeds,
 )
+
+
+def _evaluated(args: argparse.Namespace, refused: type[Exception],
+               evaluate: Callable[[Callable[[str], None]], dict]) -> dict | None:
+    """An evaluation run with its progress on stderr, `refused` errors told as the command's; under --json the
+    result is printed here and None returned."""
+    try:
+        result = evaluate(lambda line: print(f"  {line}", file=sys.stderr))
+    except refused as error:
+        raise CommandError(str(error)) from None
+    if args.json:
+        print_json(result)
+        return None
+    return result
 
 
 class EvalExpand(Command):
@@ -36,6 +51,12 @@ class EvalExpand(Command):
                             help="sample source pages per draw (default 10)")
         parser.add_argument("--draws", type=int, default=5, help="draws of samples, figures averaged (default 5)")
         parser.add_argument("--seed", type=int, default=0, help="the draws' seed (default 0)")
+        parser.add_argument("--simweb", type=int, metavar="N",
+                            help="instead: the rounds on a simulated internet of N sites — the bandit against "
+                                 "each single operator, a round-robin and a BFS over the link graph")
+        parser.add_argument("--simweb-seed", type=int, default=7, help="the simulated internet's seed (default 7)")
+        parser.add_argument("--budget", type=int, default=300, metavar="PAGES",
+                            help="with --simweb: pages found per method and draw (default 300)")
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
@@ -44,25 +65,42 @@ class EvalExpand(Command):
 
         if args.samples < 1 or args.draws < 1:
             raise CommandError("--samples and --draws must be at least 1")
+        if args.simweb is not None:
+            return self.run_simweb(args)
         data = get_settings().data
         folders = [Path(folder) for folder in args.pages or [data / "sites"]]
         records = None if args.no_records else Path(args.records) if args.records else data / "records"
         missing = [str(path) for path in [*folders, *([records] if records else [])] if not path.is_dir()]
         if missing:
             raise CommandError(f"no such folder: {', '.join(missing)} (unpack the data with `make setup`)")
-        try:
-            result = evaluate_expand(folders, records, args.samples, args.draws, args.seed,
-                                     progress=lambda line: print(f"  {line}", file=sys.stderr))
-        except NoPages as error:
-            raise CommandError(str(error)) from None
-        if args.json:
-            print_json(result)
+        result = _evaluated(args, NoPages, lambda progress: evaluate_expand(
+            folders, records, args.samples, args.draws, args.seed, progress=progress))
+        if result is None:
             return 0
         print(f"{result['pages']} pages ({result['relevant']} relevant, {result['links']} links); {result['protocol']}")
         for name in ("combined", *RANKERS):
             figures = result[name]
             print(f"  {name:<9} " + ", ".join(f"P@{n} {figures[f'p_at_{n}']}" for n in CUTOFFS)
                   + f", mean rank {figures['mean_rank']}, median rank {figures['median_rank']}")
+        return 0
+
+    @staticmethod
+    def run_simweb(args: argparse.Namespace) -> int:
+        from models.expansion.simulated import evaluate_simweb
+
+        if args.simweb < 20 or args.budget < 1:
+            raise CommandError("--simweb needs at least 20 sites and --budget at least 1 page")
+        result = _evaluated(args, ValueError, lambda progress: evaluate_simweb(
+            args.simweb, args.simweb_seed, args.samples, args.budget, progress=progress))
+        if result is None:
+            return 0
+        print(result["protocol"])
+        print(f"  {'method':<12} {'pages':>6} {'sites':>6} {'relevant':>8}  harvest (pages)  harvest (sites)"
+              "  relevant sites / 100 pages")
+        for method, figures in result["operators"].items():
+            print(f"  {method:<12} {figures['pages']:>6.0f} {figures['sites']:>6.1f} {figures['relevant_sites']:>8.2f}"
+                  f"  {figures['harvest_rate']:>15.3f}  {figures['harvest_rate_sites']:>15.3f}"
+                  f"  {figures['relevant_sites_per_100_pages']:>26.2f}")
         return 0
 
 
@@ -104,7 +142,7 @@ class Expand(Command):
         send_rounds(settings, rounds)
         homepages = expansion.homepages()[: args.sites]
         summary = {"expansion_id": rounds[0].expansion_id if rounds else None, "end": expansion.end,
-                   "pages_found": len(expansion.found), "sites": homepages,
+                   "pages_found": len(expansion.found), "pages_fetched": expansion.fetched, "sites": homepages,
                    "rounds": [{"round": r.round, "operator": r.operator, "returned": r.returned,
                                "new": len(r.new_pages), "reward": r.reward} for r in rounds]}
         code = 0

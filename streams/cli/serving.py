@@ -37,12 +37,15 @@ class Simweb(Command):
         parser.add_argument("--sites", type=int, default=20)
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--speed", type=float, default=3600.0, help="simulated seconds per real second")
+        parser.add_argument("--internet", action="store_true",
+                            help="grow it into an internet: sites are organisations of types (only some publish "
+                                 "events/news) linking to each other, with directories, hubs and a spam farm")
         add_json(parser, "print one JSON object {control, sites: {name: homepage}} once serving")
 
     def run(self, args: argparse.Namespace) -> int:
         from infra.simweb.server import SimWeb
 
-        web = SimWeb(args.sites, args.seed, args.speed, get_settings().data / "revisit")
+        web = SimWeb(args.sites, args.seed, args.speed, get_settings().data / "revisit", internet=args.internet)
 
         def announce(homepages: dict[str, str]) -> None:
             if args.json:

@@ -269,3 +269,15 @@ def test_eval_topical_reports_each_policy_s_harvest_at_every_budget_on_the_simul
     assert result["qlearning"]["recall"] > 2 * result["bfs"]["recall"]
     refused = run_cli(["eval", "topical"], {"PATH": "/usr/bin:/bin"})
     assert refused.returncode == 2 and "--sites" in refused.stderr
+
+
+def test_eval_expand_on_the_simulated_internet_reports_every_method_s_harvest_and_curve():
+    result = cli_json(["eval", "expand", "--simweb", "60", "--simweb-seed", "3", "--samples", "3",
+                       "--budget", "50"], {"PATH": "/usr/bin:/bin"})
+    assert "simulated internet of 60 sites (seed 3)" in result["protocol"] and result["indexed_sites"] == 20
+    assert set(result["operators"]) == {"bandit", "keyword", "related", "forward", "backward", "round_robin", "bfs"}
+    for figures in result["operators"].values():
+        assert figures["pages"] <= 50 and set(figures) >= {"harvest_rate", "harvest_rate_sites", "curve",
+                                                         "relevant_sites_per_100_pages"}
+    refused = run_cli(["eval", "expand", "--simweb", "5"], {"PATH": "/usr/bin:/bin"})
+    assert refused.returncode == 2 and "at least 20 sites" in refused.stderr

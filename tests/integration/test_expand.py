@@ -13,6 +13,7 @@ import pytest
 from infra.processes import serve_in_child
 from infra.site_server import serving_sites
 from tests.conftest import cli_json, first_free_port, run_cli
+from tests.integration.test_records_pipeline import _control
 
 pytestmark = pytest.mark.kafka
 
@@ -71,3 +72,36 @@ def test_expand_finds_the_domain_s_other_sites_and_hands_them_to_discovery(pipel
 def test_expand_refuses_samples_it_has_not_indexed(pipeline_env):
     refused = run_cli(["expand", "--samples", "http://nowhere.example/events/"], pipeline_env)
     assert refused.returncode == 2 and ("no page index" in refused.stderr or "not in the page index" in refused.stderr)
+
+
+def test_expand_on_the_simulated_internet_reaches_sites_of_the_samples_type_past_the_first_crawl(pipeline_env):
+    """A first crawl of a third of a simulated internet's sites through Kafka; from sample source pages of one
+    organisation type, the forward crawl fetches out-links the index lacks, and sites of that type no crawl had
+    read come out ranked, go to discovery through Kafka, and their source pages are found."""
+    env = {**pipeline_env, "SOURCEWATCH_PAGE_INDEX_ENABLED": "true"}
+    with serve_in_child(["simweb", "--internet", "--sites", "45", "--seed", "7", "--speed", "0"], env) as web:
+        truth = _control(web["control"] + "/__truth__")
+        by_home = {site["homepage"]: site for site in truth.values()}
+        crawled = [site["homepage"] for site in truth.values()][::3]
+        crawl = cli_json(["crawl", "--seeds", *crawled, "--max-pages", "25"], env)
+        assert crawl["pages_ok"] >= 10 * len(crawled)
+        with sqlite3.connect(env["SOURCEWATCH_PAGE_INDEX"]) as index:
+            indexed = {row[0] for row in index.execute("SELECT url FROM pages")}
+        # Samples: source pages the first crawl read, of the type that has most of them.
+        read = {site["organisation"]: [] for site in truth.values()}
+        for site in truth.values():
+            read[site["organisation"]] += [page["url"] for page in site["source_pages"] if page["url"] in indexed]
+        kind = max(read, key=lambda kind: len(read[kind]))
+        samples = read[kind][:3]
+        assert len(samples) >= 2
+        summary = cli_json(["expand", "--samples", *samples, "--budget", "150", "--sites", "12", "--discover",
+                            "--max-clicks", "4"], env, timeout=600)
+    assert summary["pages_fetched"] > 0  # the forward crawl read pages past the index
+    found = summary["sites"]
+    beyond = [home for home in found if home not in crawled]
+    assert beyond and any(by_home[home]["organisation"] == kind for home in beyond)
+    # Every found site went through discovery on the broker; the sites that publish had their source pages found.
+    episodes = {episode["homepage"]: episode for episode in summary["discovery"]["episodes"]}
+    assert set(episodes) == set(found)
+    sources = {page["url"] for home in found for page in by_home[home]["source_pages"]}
+    assert sources and {url for episode in episodes.values() for url in episode["found"]} & sources

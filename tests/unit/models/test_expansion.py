@@ -105,3 +105,27 @@ def test_expansion_rounds_find_the_domain_s_other_sites_and_stop_when_nothing_is
     homepages = expansion.homepages()
     assert homepages[-1] == "http://e.org/" and set(homepages[:2]) == {"http://c.org/", "http://d.org/"}
     assert all(r.reward == 0.0 for r in rounds if not r.new)
+
+
+def test_the_forward_crawl_fetches_out_links_the_index_lacks_and_each_operator_starts_from_new_seeds():
+    from models.expansion.rounds import Expansion
+
+    index = PageIndex()
+    index.add("http://a.org/events/", html("Events", "Concerts <a href='http://f.org/events/'>friends</a>"))
+    asked: list[list[str]] = []
+
+    def fetch(urls: list[str]) -> dict[str, str]:
+        asked.append(urls)
+        return {url: html("Events", "Concerts and workshops <a href='http://g.org/'>g</a>")
+                for url in urls if url.startswith("http://f.org/")}
+
+    expansion = Expansion(index, ["http://a.org/events/"], chooser=lambda number, allowed: "forward", fetch=fetch)
+    first = expansion.step(1)
+    # f.org was not indexed: fetched, indexed with its own links, and found.
+    assert asked == [["http://f.org/events/"]] and first.new == ["http://f.org/events/"] and expansion.fetched == 1
+    assert index.out_links("http://f.org/events/") == ["http://g.org/"]
+    # The next forward round starts from f.org (the sample was started from): g.org is asked for, cannot be read,
+    # and is not found.
+    second = expansion.step(2)
+    assert first.seeds == ["http://a.org/events/"] and second.seeds == ["http://f.org/events/"]
+    assert asked[-1] == ["http://g.org/"] and second.new == [] and "forward" in expansion.exhausted
