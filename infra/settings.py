@@ -132,6 +132,8 @@ class Settings(BaseSettings):
     # throughput on 2 cores; turn it on (SOURCEWATCH_PAGE_INDEX_ENABLED=true) for `sourcewatch expand`.
     page_index: Path = HOME / "pages.sqlite"
     page_index_enabled: bool = False
+    # A SearXNG instance (its base URL, JSON format enabled) for expand's keyword search past the index.
+    searxng_url: str = ""
     # Headless Chromium for the discovery agent's auxiliary task (training only).
     chromium: Path = Path("/usr/bin/chromium")
 

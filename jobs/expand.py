@@ -13,10 +13,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import aiohttp
 
 from agents.fetching.fetcher import Fetcher
 from infra.kafka_broker import bootstrap_address
 from infra.kafka_topics import send_messages
+from infra.searxng import searxng_search
 from infra.settings import Settings
 from models.expansion.index import PageIndex
 from models.expansion.rounds import Expansion
@@ -27,6 +32,7 @@ from schemas.expansion import ExpansionRound
 from schemas.sites import site_of
 
 
+T = TypeVar("T")
 # The reason of the forward crawl's fetches.
 EXPAND_REASON = "expand"
 
@@ -35,40 +41,57 @@ class NotIndexed(ValueError):
     pass
 
 
-class ForwardFetch:
-    """The forward crawl's fetch for the expansion's synchronous rounds: the project's Fetcher on an event loop
-    of its own thread, a round's pages fetched at once (politeness per host still applies)."""
+class ExpansionWeb:
+    """The web for the expansion's synchronous rounds, on an event loop of its own thread: the project's
+    Fetcher for the forward crawl (a round's pages fetched at once; robots.txt and politeness per host still
+    apply) and, where one is configured, a SearXNG instance for keyword search past the index."""
 
-    def __init__(self, settings: Settings, crawl_id: str) -> None:
-        self.settings, self.crawl_id = settings, crawl_id
+    def __init__(self, settings: Settings, crawl_id: str, searxng: str = "") -> None:
+        self.crawl_id, self.searxng = crawl_id, searxng
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="expand-fetch", daemon=True)
+        self.thread = threading.Thread(target=self.loop.run_forever, name="expand-web", daemon=True)
         self.fetcher = Fetcher.from_settings(settings)
+        self.search_session: aiohttp.ClientSession | None = None
         self.failed = 0
 
-    def __enter__(self) -> ForwardFetch:
+    def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def __enter__(self) -> ExpansionWeb:
         self.thread.start()
-        asyncio.run_coroutine_threadsafe(self.fetcher.start(), self.loop).result()
+        self._run(self.fetcher.start())
         return self
 
     def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.fetcher.close(), self.loop).result()
+        self._run(self.fetcher.close())
+        if self.search_session is not None:
+            self._run(self.search_session.close())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join()
         self.loop.close()
 
-    def __call__(self, urls: list[str]) -> dict[str, str]:
+    def fetch(self, urls: list[str]) -> dict[str, str]:
         async def fetch_all() -> list[PageFetched]:
             return await asyncio.gather(*(self.fetcher.fetch(CrawlRequest(
                 crawl_id=self.crawl_id, url=url, site=site_of(url), reason=EXPAND_REASON)) for url in urls))
 
-        pages = asyncio.run_coroutine_threadsafe(fetch_all(), self.loop).result()
+        pages = self._run(fetch_all())
         self.failed += sum(not page.ok for page in pages)
         return {url: page.body for url, page in zip(urls, pages, strict=True) if page.ok and page.body}
 
+    def search(self, words: list[str], page: int) -> list[str]:
+        async def ask() -> list[str]:
+            if self.search_session is None:
+                self.search_session = aiohttp.ClientSession()
+            return await searxng_search(self.search_session, self.searxng, " ".join(words), page)
 
-def expand(settings: Settings, samples: list[str], budget: int) -> tuple[Expansion, list[ExpansionRound]]:
-    """The rounds from these sample pages, which must be in the index (a page sourcewatch has fetched)."""
+        return self._run(ask())
+
+
+def expand(settings: Settings, samples: list[str], budget: int,
+           searxng: str | None = None) -> tuple[Expansion, list[ExpansionRound]]:
+    """The rounds from these sample pages, which must be in the index (a page sourcewatch has fetched);
+    keyword search also asks the SearXNG instance at `searxng` (default: settings.searxng_url; empty: none)."""
     if not settings.page_index.is_file():
         raise NotIndexed(f"no page index at {settings.page_index}: turn indexing on "
                          "(SOURCEWATCH_PAGE_INDEX_ENABLED=true, or page_index_enabled in sourcewatch.toml) for the "
@@ -83,8 +106,9 @@ def expand(settings: Settings, samples: list[str], budget: int) -> tuple[Expansi
         raise NotIndexed(f"not in the page index ({pages} pages): {', '.join(missing)} — crawl them first "
                          f"(`sourcewatch crawl --seeds URL`)")
     expansion_id = uuid.uuid4().hex
-    with ForwardFetch(settings, f"expand-{expansion_id[:12]}") as fetch:
-        expansion = Expansion(index, urls, fetch=fetch)
+    searxng = settings.searxng_url if searxng is None else searxng
+    with ExpansionWeb(settings, f"expand-{expansion_id[:12]}", searxng) as web:
+        expansion = Expansion(index, urls, fetch=web.fetch, web_search=web.search if searxng else None)
         rounds = expansion.run(budget)
     site = site_of(urls[0])
     messages = [ExpansionRound(event_id=derived_event_id(expansion_id, str(r.number)), site=site,

@@ -4,7 +4,8 @@ the k best-ranked pages it has not started from yet (the samples first), so that
 instead of asking the same pages again.
 
 Operators (over the local index, models.expansion.index):
-- `keyword`: search with the seeds' most frequent words (the samples' in the first round);
+- `keyword`: search with the seeds' most frequent words (the samples' in the first round), in the index and,
+  where the expansion was given one, on the web (a SearXNG instance: its results fetched and indexed);
 - `related`: more like this, from each seed;
 - `forward`: the seeds' out-links to other sites (fetched and indexed first where the index lacks them and the
   expansion was given a fetch);
@@ -25,8 +26,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from infra.searxng import SearchUnavailable
 from models.expansion.index import PageIndex
 from models.expansion.ranking import rank_candidates
+from models.web.links import canonical_url
 from schemas.sites import site_of
 
 OPERATORS = ("keyword", "related", "forward", "backward")
@@ -90,6 +93,8 @@ class Expansion:
     # Fetch pages not yet indexed (url → HTML of those that could be read): the forward crawl's reach past
     # what sourcewatch has read. Without it every operator stays within the index.
     fetch: Callable[[list[str]], dict[str, str]] | None = None
+    # Search the web (words, results page → URLs; raises SearchUnavailable): keyword search past the index.
+    web_search: Callable[[list[str], int], list[str]] | None = None
     top_k: int = TOP_K
     per_round: int = PER_ROUND
     found: dict[str, int] = field(default_factory=dict)  # url → the round it was found in
@@ -109,6 +114,9 @@ class Expansion:
         self.sample_sites = {site_of(url) for url in self.samples}
         self.edges = self.index.edges()
         self.fetched = 0
+        self.web_searches = 0
+        # Why a part of the rounds was given up (the web search down, say), for the summary.
+        self.notes: list[str] = []
 
     def keywords(self) -> list[str]:
         texts = [page.words() for page in self.index.pages(self.seeds)] or self.sample_texts
@@ -126,8 +134,9 @@ class Expansion:
         # Searches ask past what is found already: the next results, not the same ones again.
         known = len(self.found) + len(self.samples)
         if operator == "keyword":
-            found = [url for url in self.index.search(self.keywords(), self.per_round + known)
-                     if url not in self.found]
+            words = self.keywords()
+            found = [url for url in self.index.search(words, self.per_round + known) if url not in self.found]
+            found = self._search_web(words) + found
         elif operator == "related":
             share = max(self.per_round // max(len(self.seeds), 1), 1)
             found = [url for seed in self.seeds
@@ -140,6 +149,22 @@ class Expansion:
         indexed = {page.url for page in self.index.pages(found)} if found else set()
         samples = set(self.samples)
         return [url for url in dict.fromkeys(found) if url in indexed and url not in samples][: self.per_round]
+
+    def _search_web(self, words: list[str]) -> list[str]:
+        """The web search's next results page for the words, fetched and indexed; nothing once it failed (it is
+        not asked again: one reason in the notes, no loop)."""
+        if self.web_search is None or self.fetch is None or not words:
+            return []
+        try:
+            results = self.web_search(words, self.web_searches + 1)
+        except SearchUnavailable as error:
+            self.notes.append(f"web search given up: {error}")
+            self.web_search = None
+            return []
+        self.web_searches += 1
+        urls = [canonical_url(url) for url in results]
+        self._fetch_unindexed(urls)
+        return [url for url in urls if url not in self.found]
 
     def _fetch_unindexed(self, urls: list[str]) -> None:
         """Fetch and index the pages among `urls` the index lacks (a round's worth at most)."""

@@ -119,6 +119,9 @@ class Expand(Command):
         parser.add_argument("--discover", action="store_true",
                             help="run discovery through Kafka on the found sites' homepages (then reading and "
                                  "watching, as `sourcewatch discover` does)")
+        parser.add_argument("--searxng", metavar="URL",
+                            help="a SearXNG instance (JSON format enabled) that keyword search also asks; its "
+                                 "results are fetched and indexed (default: settings.searxng_url; '' for none)")
         parser.add_argument("--max-clicks", type=int, help="discovery's click budget per site (with --discover)")
         parser.add_argument("--time-limit", type=float, help="stop discovery after this many seconds")
         add_allow_loopback(parser)
@@ -135,14 +138,15 @@ class Expand(Command):
             raise CommandError("--budget and --sites must be at least 1")
         settings = get_settings()
         try:
-            expansion, rounds = expand(settings, samples, args.budget)
+            expansion, rounds = expand(settings, samples, args.budget, args.searxng)
         except NotIndexed as error:
             raise CommandError(str(error)) from None
         ensure_local_kafka()
         send_rounds(settings, rounds)
         homepages = expansion.homepages()[: args.sites]
         summary = {"expansion_id": rounds[0].expansion_id if rounds else None, "end": expansion.end,
-                   "pages_found": len(expansion.found), "pages_fetched": expansion.fetched, "sites": homepages,
+                   "pages_found": len(expansion.found), "pages_fetched": expansion.fetched,
+                   "web_searches": expansion.web_searches, "notes": expansion.notes, "sites": homepages,
                    "rounds": [{"round": r.round, "operator": r.operator, "returned": r.returned,
                                "new": len(r.new_pages), "reward": r.reward} for r in rounds]}
         code = 0
@@ -151,7 +155,10 @@ class Expand(Command):
         if args.json:
             print_json(summary)
             return code
-        print(f"{len(rounds)} rounds, {summary['pages_found']} pages found ({expansion.end})")
+        print(f"{len(rounds)} rounds, {summary['pages_found']} pages found ({expansion.end}); "
+              f"{expansion.fetched} pages fetched past the index, {expansion.web_searches} web searches")
+        for note in expansion.notes:
+            print(f"  note: {note}")
         for r in summary["rounds"]:
             print(f"  round {r['round']:>3}  {r['operator']:<8} {r['new']:>4} new of {r['returned']:>4}  "
                   f"reward {r['reward']}")

@@ -94,9 +94,13 @@ def test_expand_on_the_simulated_internet_reaches_sites_of_the_samples_type_past
         kind = max(read, key=lambda kind: len(read[kind]))
         samples = read[kind][:3]
         assert len(samples) >= 2
+        # The SearXNG it is told to ask is down: keyword search gives the web up once, with the reason.
+        searxng = f"http://127.0.0.1:{first_free_port(18620)}"
         summary = cli_json(["expand", "--samples", *samples, "--budget", "150", "--sites", "12", "--discover",
-                            "--max-clicks", "4"], env, timeout=600)
+                            "--max-clicks", "4", "--searxng", searxng], env, timeout=600)
     assert summary["pages_fetched"] > 0  # the forward crawl read pages past the index
+    assert summary["web_searches"] == 0 and len(summary["notes"]) == 1
+    assert summary["notes"][0].startswith(f"web search given up: SearXNG at {searxng} is unreachable")
     found = summary["sites"]
     beyond = [home for home in found if home not in crawled]
     assert beyond and any(by_home[home]["organisation"] == kind for home in beyond)

@@ -129,3 +129,32 @@ def test_the_forward_crawl_fetches_out_links_the_index_lacks_and_each_operator_s
     second = expansion.step(2)
     assert first.seeds == ["http://a.org/events/"] and second.seeds == ["http://f.org/events/"]
     assert asked[-1] == ["http://g.org/"] and second.new == [] and "forward" in expansion.exhausted
+
+
+def test_keyword_search_asks_the_web_for_its_next_results_page_and_gives_it_up_once_with_the_reason():
+    from infra.searxng import SearchUnavailable
+    from models.expansion.rounds import Expansion
+
+    index = PageIndex()
+    index.add("http://a.org/events/", html("Events", "Concerts and workshops"))
+    asked: list[tuple[list[str], int]] = []
+
+    def web_search(words: list[str], page: int) -> list[str]:
+        asked.append((words, page))
+        if page == 2:
+            raise SearchUnavailable("SearXNG at http://127.0.0.1:9/ is unreachable: refused")
+        return ["http://w.org/events/"]
+
+    def fetch(urls: list[str]) -> dict[str, str]:
+        return {url: html("Events", "Concerts and workshops at w") for url in urls}
+
+    expansion = Expansion(index, ["http://a.org/events/"], chooser=lambda number, allowed: "keyword", fetch=fetch,
+                          web_search=web_search)
+    first = expansion.step(1)
+    assert first.new == ["http://w.org/events/"] and expansion.web_searches == 1 and expansion.fetched == 1
+    assert "concerts" in asked[0][0]  # the samples' words
+    expansion.step(2)
+    expansion.step(3)
+    # Asked for page 2, failed: one note, never asked again.
+    assert [page for _, page in asked] == [1, 2]
+    assert expansion.notes == ["web search given up: SearXNG at http://127.0.0.1:9/ is unreachable: refused"]
