@@ -1,4 +1,5 @@
-"""Shared fixtures: the evaluation data, a real local Kafka broker, and the CLI as users run it."""
+"""Shared fixtures: the evaluation data, a real local Kafka broker, the CLI as users run it, and small aiohttp
+apps served on loopback."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from infra.kafka_broker import KafkaSetupError, LocalKafka, first_free_port
 from infra.settings import Settings
@@ -79,3 +83,16 @@ def cli_json(args: list[str], env: dict[str, str], timeout: float = 300):
     result = run_cli([*args, "--json"], env, timeout)
     assert result.returncode == 0, f"sourcewatch {' '.join(args)} failed:\n{result.stderr[-3000:]}"
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@asynccontextmanager
+async def serving_app(app: web.Application) -> AsyncIterator[str]:
+    """Serve an aiohttp app on a free loopback port: its base URL (no trailing slash)."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    finally:
+        await runner.cleanup()

@@ -13,6 +13,7 @@ from aiohttp import web
 from agents.fetching.address_guard import AddressPolicy
 from agents.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookPoster, remember_post
 from schemas.records import ItemDiscovered
+from tests.conftest import serving_app
 
 ITEM = ItemDiscovered(site="example.org", crawl_id="c", page_url="https://example.org/news/",
                       source_url="https://example.org/news/", item_url="https://example.org/news/1",
@@ -30,13 +31,9 @@ async def receiver():
 
     app = web.Application()
     app.router.add_post("/hook", hook)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    state["url"] = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/hook"
-    yield state
-    await runner.cleanup()
+    async with serving_app(app) as url:
+        state["url"] = url + "/hook"
+        yield state
 
 
 def _poster(waits: list[float], allow_loopback: bool = True) -> WebhookPoster:

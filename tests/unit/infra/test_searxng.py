@@ -5,7 +5,7 @@ import pytest
 from aiohttp import web
 
 from infra.searxng import SearchUnavailable, searxng_search
-from tests.conftest import first_free_port
+from tests.conftest import first_free_port, serving_app
 
 
 @pytest.fixture
@@ -24,13 +24,9 @@ async def searxng():
 
     app = web.Application()
     app.router.add_get("/search", search)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    state["url"] = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/"
-    yield state
-    await runner.cleanup()
+    async with serving_app(app) as url:
+        state["url"] = url + "/"
+        yield state
 
 
 async def test_results_are_the_http_urls_of_the_page_asked_for(searxng):
