@@ -1,8 +1,9 @@
 """`sourcewatch soak`: the monitoring loop at scale and through faults, measured against the simulated web's truth.
 
 The simulated web (N sites, real update series) runs on a sped-up clock; a sink worker and W processing
-workers (`worker --role`, child processes) watch every site's source page, seeded straight into the watch list,
-for D simulated days. While it runs: each process's CPU seconds and memory (the broker's too, when it is the
+workers (`worker --role`, child processes) watch every site's source page — seeded straight into the watch list,
+but for a share of the sites (the last ones; those without a source page too) whose homepages go to discovery
+through the same workers, so their source pages are watched only as discovery finds them — for D simulated days. While it runs: each process's CPU seconds and memory (the broker's too, when it is the
 local one `sourcewatch kafka` runs), and each consumer group's lag. With faults, one process down at a time
 for `down_seconds` (30 by default): a processing worker SIGKILLed, then the sink worker, then the local broker
 stopped (the workers must reconnect on their own); a share of sites answer 429/503 storms, hang, trap crawlers,
@@ -14,7 +15,11 @@ part of the run. Afterwards, once the groups have drained, the stored rows are h
 - `missed`, by reason: published after the page's last revisit (not yet due: not a loss), pushed off the
   listing's first page by newer items before the next revisit (the listing shows page_size items), or revisited
   and not found (a loss to explain);
-- `watched_lost`: seeded pages with no decided tick in the last tenth of the window;
+- `watched_lost`: watched pages (seeded, or found by discovery) with no decided tick in the last tenth of the
+  window;
+- `discovery`: of the sites given to discovery, the source pages found (and watched) against the truth's, and
+  the false finds (pages found that are no source page); a source page never found counts its items as missed
+  ("page never read");
 - `ticks_decided_twice`: (page, tick) pairs on revisit.decisions more than once (the topic, not the deduplicated
   table);
 - latency of a new item's row: from the fetch that saw it (real seconds), and from its publication (simulated
@@ -79,6 +84,8 @@ class SoakPlan:
     run_dir: Path
     # How long a killed worker, and the stopped broker, stay down.
     down_seconds: float = 30.0
+    # The share of sites whose source pages must be found by discovery rather than seeded.
+    discovery_share: float = 0.1
 
 
 def _proc_usage(pid: int) -> tuple[float, float, float] | None:
@@ -214,7 +221,10 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         origin_wall = float(clock["SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL"])
         env |= clock | {"SOURCEWATCH_PER_HOST_DELAY_SECONDS": f"{settings.per_host_delay_seconds / plan.speed:.6f}"}
         truth = control_json(control + "/__truth__")
-        pages = [source["url"] for site in truth.values() for source in site["source_pages"]]
+        to_discover = sorted(truth)[len(truth) - round(plan.discovery_share * len(truth)):] \
+            if plan.discovery_share > 0 else []
+        pages = [source["url"] for name, site in truth.items() if name not in to_discover
+                 for source in site["source_pages"]]
         workers = Workers(env, plan.run_dir)
         stack.callback(workers.stop_all)
         workers.start("sink", "sink")
@@ -232,7 +242,9 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
                                 capture_output=True, text=True, timeout=300)
         if seeded.returncode != 0:
             raise RuntimeError(f"seeding the watch list failed: {seeded.stderr.strip()[-2000:]}")
-        progress(f"{len(pages)} pages watched; running {plan.days:g} simulated days ({window:.0f} s)")
+        discovery = _discover([truth[name]["homepage"] for name in to_discover], env, plan.run_dir)
+        progress(f"{len(pages)} pages watched, {len(to_discover)} sites' homepages in discovery; running "
+                 f"{plan.days:g} simulated days ({window:.0f} s)")
         broker = LocalKafka.from_settings(settings)
         broker_state = broker.state()
         local_broker = broker_state is not None and broker_state.bootstrap == bootstrap
@@ -291,6 +303,7 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
                 _restart_broker(broker, broker_state, workers)
             else:
                 workers.start(name, role)
+        discovered = _discovery_ended(discovery, plan.run_dir)
         unclean = workers.stop_all("process")
         drain_began = time.monotonic()
         while ((lags := _lags(bootstrap, prefix)) is None or lags["sink"]) \
@@ -301,11 +314,13 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         unclean += workers.stop_all("sink")
         visits = control_json(control + "/__visits__")
     decisions_on_topic = asyncio.run(read_topic("revisit.decisions", True, "sourcewatch-soak"))[0]
+    found = _found_by_discovery(settings, truth, to_discover) | {"run": discovered}
+    pages += found.pop("watched_pages")
     figures = _against_truth(settings, truth, pages, origin_sim, origin_wall, plan.speed, end_sim)
     ticks = Counter((decision.page_url, decision.tick_at) for decision in decisions_on_topic)
     return {
         "sites": plan.sites, "days": plan.days, "workers": plan.workers, "faults": plan.faults, "speed": plan.speed,
-        "watched": len(pages), "window_s": round(window, 1),
+        "watched": len(pages), "discovery": found, "window_s": round(window, 1),
         "decisions_per_s": round(len(decisions_on_topic) / window, 1),
         "revisits_per_s": round(sum(decision.fetch for decision in decisions_on_topic) / window, 1),
         **figures, "fetches_per_s": round(figures["fetches"] / window, 1),
@@ -320,6 +335,51 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         "memory_growth": workers.memory_growth(),
         "run_dir": str(plan.run_dir),
     }
+
+
+def _discover(homepages: list[str], env: dict[str, str], run_dir: Path) -> subprocess.Popen | None:
+    """`sourcewatch discover` on the homepages, on the running workers, beside the watch (its output in the run
+    directory)."""
+    if not homepages:
+        return None
+    return subprocess.Popen([sys.executable, "-m", "streams.cli", "discover", *homepages, "--json"], env=env,
+                            stdout=(run_dir / "discover.json").open("w"), stderr=(run_dir / "discover.log").open("w"),
+                            text=True, preexec_fn=die_with_parent)
+
+
+def _discovery_ended(process: subprocess.Popen | None, run_dir: Path) -> dict:
+    """How the discovery command ended (it follows its crawl until idle; killed here if it still runs): its exit
+    code, episodes and their ends."""
+    if process is None:
+        return {}
+    try:
+        code = process.wait(timeout=DRAIN_LIMIT_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return {"exit": "still running after the window and the drain limit: killed"}
+    try:
+        episodes = json.loads((run_dir / "discover.json").read_text().strip().splitlines()[-1])["episodes"]
+    except (OSError, ValueError, IndexError, KeyError, TypeError):
+        return {"exit": code, "episodes": None}
+    return {"exit": code, "episodes": len(episodes),
+            "ends": dict(Counter(episode.get("end", "?") for episode in episodes))}
+
+
+def _found_by_discovery(settings: Settings, truth: dict, names: list[str]) -> dict:
+    """The discovery sites' source pages found (rows in `sources`) and watched (a decided tick) against the
+    truth; `watched_pages` (popped by the caller) joins the watched pages."""
+    if not names:
+        return {"sites": 0, "watched_pages": []}
+    homepages = {truth[name]["homepage"].rstrip("/") for name in names}
+    _, rows = read_clickhouse(settings, "SELECT DISTINCT url FROM sources")
+    found = {url for (url,) in rows if any(url.startswith(home + "/") or url == home for home in homepages)}
+    _, decided = read_clickhouse(settings, "SELECT DISTINCT page_url FROM revisit_decisions")
+    decided_pages = {url for (url,) in decided}
+    true_pages = {source["url"] for name in names for source in truth[name]["source_pages"]}
+    return {"sites": len(names), "sites_with_source": sum(bool(truth[name]["source_pages"]) for name in names),
+            "source_pages": len(true_pages), "found": len(found & true_pages), "false_finds": sorted(found - true_pages),
+            "watched": len(found & true_pages & decided_pages),
+            "watched_pages": sorted(found & decided_pages)}
 
 
 def _restart_broker(broker: LocalKafka, before, workers: Workers) -> None:

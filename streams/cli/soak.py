@@ -28,15 +28,19 @@ class Soak(Command):
         parser.add_argument("--speed", type=float, default=720.0,
                             help="simulated seconds per real second (default 720: an hourly tick every 5 s)")
         parser.add_argument("--seed", type=int, default=1, help="the simulated web's seed (default 1)")
+        parser.add_argument("--discovery-share", type=float, default=0.1, metavar="SHARE",
+                            help="the share of sites whose source pages discovery must find from their homepages "
+                                 "instead of being seeded into the watch list (default 0.1)")
         parser.add_argument("--run-dir", help="where the run's chDB and worker logs go (default <home>/soak/STAMP)")
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
         from jobs.soak import SoakPlan, run_soak
 
-        if args.sites < 1 or args.workers < 1 or args.days <= 0 or args.speed <= 0 or args.down_seconds < 0:
+        if args.sites < 1 or args.workers < 1 or args.days <= 0 or args.speed <= 0 or args.down_seconds < 0 \
+                or not 0 <= args.discovery_share <= 1:
             raise CommandError("--sites and --workers must be at least 1, --days and --speed above 0, "
-                               "--down-seconds not below 0")
+                               "--down-seconds not below 0, --discovery-share between 0 and 1")
         stamp = time.strftime("%Y%m%d-%H%M%S")
         run_dir = Path(args.run_dir) if args.run_dir else get_settings().home / "soak" / stamp
         # The run's own topics and ClickHouse, for this process and the workers it starts.
@@ -46,7 +50,7 @@ class Soak(Command):
         get_settings.cache_clear()
         ensure_local_kafka()
         plan = SoakPlan(args.sites, args.days, args.workers, args.faults, args.speed, args.seed, run_dir,
-                        args.down_seconds)
+                        args.down_seconds, args.discovery_share)
         try:
             result = run_soak(plan, get_settings(), progress=note)
         except RuntimeError as error:

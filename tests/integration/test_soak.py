@@ -1,5 +1,6 @@
 """`sourcewatch soak` end to end on a small simulated web, through its faults (a processing worker and the sink
-SIGKILLed and restarted, the broker stopped and started again, a share of sites failing): every figure is there
+SIGKILLed and restarted, the broker stopped and started again, a share of sites failing, a share of sites' source
+pages left to discovery): every figure is there
 and adds up, and what must never happen did not — no item twice in `changes`, no tick decided twice, no watched
 page lost, no site's politeness exceeded (at its server)."""
 
@@ -24,12 +25,19 @@ def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_t
     del env["SOURCEWATCH_KAFKA_BOOTSTRAP"]
     try:
         done = run_cli(["soak", "--sites", "6", "--days", "3", "--speed", "3600", "--workers", "1", "--faults",
-                        "--down-seconds", "8", "--run-dir", str(tmp_path / "run"), "--json"], env, timeout=600)
+                        "--down-seconds", "8", "--discovery-share", "0.34", "--run-dir", str(tmp_path / "run"),
+                        "--json"], env, timeout=600)
     finally:
         LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=port).stop()
     assert done.returncode in (0, 1), done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["watched"] > 0 and result["published"] > 0
+    # Two sites went to discovery instead of the watch list (seed 1: site-0004's news page one click deep, and
+    # site-0005 without one): the one source page was found and watched, nothing else was taken for one.
+    discovery = result["discovery"]
+    assert (discovery["sites"], discovery["sites_with_source"], discovery["source_pages"]) == (2, 1, 1)
+    assert discovery["found"] == discovery["watched"] == 1 and discovery["false_finds"] == []
+    assert discovery["run"]["exit"] == 0 and discovery["run"]["episodes"] == 2
     assert result["published"] == result["in_changes"] + sum(result["missed"].values())
     assert result["duplicates"] == 0 and result["ticks_decided_twice"] == 0 and result["watched_lost"] == 0
     assert [kill["worker"] for kill in result["kills"]] == ["process-0", "sink", "broker"]
