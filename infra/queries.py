@@ -41,6 +41,11 @@ def crawl_fetch_count(crawl_id: str) -> Query:
     return Query("SELECT count() FROM fetches WHERE crawl_id = {crawl:String}", {"crawl": crawl_id})
 
 
+def crawl_episode_count(crawl_id: str) -> Query:
+    return Query("SELECT uniqExact(homepage) FROM discovery_episodes WHERE crawl_id = {crawl:String}",
+                 {"crawl": crawl_id})
+
+
 def crawl_new_item_count(crawl_id: str) -> Query:
     return Query("SELECT count() FROM changes WHERE crawl_id = {crawl:String}", {"crawl": crawl_id})
 

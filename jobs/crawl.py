@@ -30,6 +30,7 @@ from schemas.sites import site_of
 # few seconds).
 QUIET_SECONDS = 1.0
 QUIET_BESIDE_SECONDS = 6.0
+DISCOVERY_STALL_SECONDS = 60.0
 # The topics a crawl's messages pass through.
 CRAWL_TOPICS = ("crawl.requests", "pages.fetched", "links.scored", "sources.found", "discovery.episodes",
                 "pagination.tags", "records.extracted", "changes.detected")
@@ -161,7 +162,10 @@ async def workers_running(settings: Settings) -> int:
 
 async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_progress: bool) -> dict:
     """Produce the crawl to the running workers and follow it: over once its fetches stop growing and the
-    group has caught up on the crawl's topics (QUIET_BESIDE_SECONDS), or at the time limit."""
+    group has caught up on the crawl's topics (QUIET_BESIDE_SECONDS), or at the time limit. A discovery crawl
+    is over once every homepage's episode has ended: beside a running watch the crawl topics are never caught
+    up (revisits flow through them all the time), so only its fetches standing still for
+    DISCOVERY_STALL_SECONDS end it short of that."""
     crawl_id = uuid.uuid4().hex
     requests = seed_requests(plan, crawl_id)
     bootstrap = bootstrap_address(settings)
@@ -172,6 +176,7 @@ async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_pr
         return await asyncio.to_thread(read_clickhouse, settings, query)
 
     started, fetched, quiet_since, timed_out = time.monotonic(), -1, None, False
+    stalled_since: float | None = None
     topics = {settings.topic_prefix + name for name in CRAWL_TOPICS}
     with Progress(TextColumn("crawling on the running workers"), TextColumn("{task.completed} fetched"),
                   TimeElapsedColumn(), disable=not show_progress, transient=True) as bar:
@@ -184,6 +189,14 @@ async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_pr
             lags = [await lag_by_topic(bootstrap, consumer_group(settings.topic_prefix, role))
                     for role in ("all", "sink")]
             busy = rows[0][0] != fetched or any(lag.get(topic, 0) for lag in lags for topic in topics)
+            if plan.reason == DISCOVER_REASON:
+                _, ended = await read(queries.crawl_episode_count(crawl_id))
+                if ended[0][0] >= len({request.url for request in requests}):
+                    quiet_since = quiet_since or now
+                    break
+                stalled_since = None if rows[0][0] != fetched else (stalled_since or now)
+                if stalled_since is not None and now - stalled_since >= DISCOVERY_STALL_SECONDS:
+                    break
             fetched = rows[0][0]
             bar.update(task, completed=fetched)
             if plan.time_limit is not None and now - started > plan.time_limit:

@@ -10,11 +10,12 @@ stopped (the workers must reconnect on their own); a share of sites answer 429/5
 send broken encodings or huge pages for a
 part of the run. Afterwards, once the groups have drained, the stored rows are held against the truth:
 
-- an item counts as published in the window when it appeared after its page's first read and before the end;
+- an item counts as published in the window when it appeared after its page's first read and before the end
+  (on a source page never read — one discovery did not find — after the window's start);
 - `in_changes`: those with a row in `changes`; `duplicates`: items with more than one row there;
 - `missed`, by reason: published after the page's last revisit (not yet due: not a loss), pushed off the
-  listing's first page by newer items before the next revisit (the listing shows page_size items), or revisited
-  and not found (a loss to explain);
+  listing's first page by newer items before the next revisit (the listing shows page_size items), revisited
+  and not found (a loss to explain), or on a page never read (its site's discovery did not find it);
 - `watched_lost`: watched pages (seeded, or found by discovery) with no decided tick in the last tenth of the
   window;
 - `discovery`: of the sites given to discovery, the source pages found (and watched) against the truth's, and
@@ -440,7 +441,11 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
         for source in site["source_pages"]:
             page, reads = source["url"], fetched.get(source["url"], [])
             if not reads:
-                missed["page never read"] += len(source["items"])
+                # A source page discovery never found: what it published in the window is missed.
+                unread = sum(origin_sim < datetime.fromisoformat(item["published_at"]) <= end_sim
+                             for item in source["items"])
+                published += unread
+                missed["page never read"] += unread
                 continue
             first_read = simulated(reads[0])
             reads_sim = [simulated(read) for read in reads]

@@ -14,7 +14,8 @@ context of the page it was last seen on. While training the agent explores ε-gr
 log-softmax of each click over its action set (for REINFORCE, Eq. 8/10), and — with the auxiliary task — its
 prediction of every anchor's box and its neighbours' from the same joint features (models.discovery.anchor_boxes); in
 use it clicks the best anchor, and stops when the best score is ≤ η, the adaptive stop threshold (Eq. 5); with
-η None it never stops on its score.
+η None it never stops on its score. With a learned stopping model (models.discovery.stopping) that model
+decides instead of η.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from torch import nn
 from models.discovery.anchor_boxes import AnchorBoxes
 from models.discovery.episode import FrontierLink
 from models.discovery.policies import Candidate
+from models.discovery.stopping import StoppingModel, stop_features
 from models.model_files import load_checked
 from models.text_encoders import TextEncoder, get_encoder
 
@@ -146,6 +148,8 @@ class RLCrawler:
     # Rendered anchor boxes of the training pages, for the auxiliary task (None: no auxiliary task).
     anchor_boxes: AnchorBoxes | None = None
     name: str = "rl"
+    # The learned stopping decision; None stops by η.
+    stopper: StoppingModel | None = None
 
     def __post_init__(self) -> None:
         self.reset(0)
@@ -157,6 +161,8 @@ class RLCrawler:
         self.seen_at: dict[str, tuple[int, int]] = {}
         self.clicks: list[Click] = []
         self.best_scores: list[float] = []
+        # The state at each choice, as the stopping model reads it (not while learning).
+        self.stop_states: list[list[float]] = []
         # h of the link clicked last: the prior for judging the page it opened.
         self.last_hit_score = 0.5
         self.page_url = ""
@@ -200,6 +206,12 @@ class RLCrawler:
             return None
         logits, hit_logits = self._logits(frontier)
         best, best_score, stop = best_or_stop(logits.detach(), None if self.learning else self.eta)
+        if not self.learning:
+            state = stop_features(torch.sigmoid(logits.detach()).numpy(), torch.sigmoid(hit_logits.detach()).numpy(),
+                                  frontier, len(self.best_scores))
+            self.stop_states.append(state)
+            if self.stopper is not None:
+                stop = self.stopper.stop_reason(state) is not None
         self.best_scores.append(best_score)
         if stop:
             return None
@@ -235,15 +247,17 @@ class RLCrawler:
         torch.save({"format_version": FORMAT_VERSION, "encoder": self.encoder.name, "eta": self.eta,
                     "shape": [shape.text_dim, shape.anchor_hidden, shape.tag_hidden, shape.joint_hidden],
                     "tags": list(TAGS), "trained_on": self.trained_on, "finetuned_on": self.finetuned_on,
-                    "state": self.net.state_dict()}, path)
+                    "stopper": self.stopper.to_dict() if self.stopper else None, "state": self.net.state_dict()},
+                   path)
 
     @classmethod
     def load(cls, path: Path) -> RLCrawler:
         saved = load_checked(path, "discovery agent", FORMAT_VERSION, tags=list(TAGS))
         net = PolicyNet(AgentShape(*saved["shape"]))
         net.load_state_dict(saved["state"])
+        stopper = StoppingModel.from_dict(saved["stopper"]) if saved.get("stopper") else None
         return cls(net.eval(), get_encoder(saved["encoder"]), saved["eta"], trained_on=saved["trained_on"],
-                   finetuned_on=saved["finetuned_on"])
+                   finetuned_on=saved["finetuned_on"], stopper=stopper)
 
 
 def new_agent(encoder_name: str = "use", seed: int = 0) -> RLCrawler:

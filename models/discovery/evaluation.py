@@ -25,6 +25,7 @@ from models.discovery.judged import FoldClassifiers, judged_episodes
 from models.discovery.policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery.qlearning import QLearningCrawler
 from models.discovery.sites import served, simulated_web
+from models.discovery.stopping import StoppingModel
 from models.discovery.training import PretrainConfig, greedy_episodes, pretrain
 from models.text_encoders import get_encoder
 from models.web.links import canonical_url, extract_anchors
@@ -141,11 +142,15 @@ class _AgentRun:
     judged: list = field(default_factory=list)
     # The same agents stopping at Eq. 5's η, where another rule set their η.
     eq5_episodes: dict[str, Episode] = field(default_factory=dict)
+    # The same agents stopping by the stopping model fitted on out-of-fold episodes (models.discovery.stopping).
+    learned_episodes: dict[str, Episode] = field(default_factory=dict)
 
     def report(self, sites: list) -> dict:
         judged = {e.site: e for e in self.judged}
         eq5 = ({"eq5_eta": figures([self.eq5_episodes[site.name] for site in sites])}
                if len(self.eq5_episodes) == len(sites) else {})
+        if len(self.learned_episodes) == len(sites):
+            eq5["learned_stop"] = figures([self.learned_episodes[site.name] for site in sites])
         return {"episodes": [self.episodes[site.name] for site in sites],
                 "fixed_steps": _fixed_steps(self.fixed_steps), "eta": self.eta, **eq5,
                 "learning_curve": _mean_curve(self.learning_curve),
@@ -162,11 +167,15 @@ async def _test(policy: DiscoveryPolicy, test: list, sites: list, homepages: dic
 
 async def _test_agent(agent: RLCrawler, test: list, sites: list, homepages: dict[str, str], fetch: Fetch,
                       max_steps: int, classifier: SourcePageClassifier, run: _AgentRun,
-                      eq5_eta: float | None = None) -> None:
+                      eq5_eta: float | None = None, stopper: StoppingModel | None = None) -> None:
     if eq5_eta is not None:
         eta, agent.eta = agent.eta, eq5_eta
         await _test(agent, test, sites, homepages, fetch, max_steps, run.eq5_episodes)
         agent.eta = eta
+    if stopper is not None:
+        agent.stopper = stopper
+        await _test(agent, test, sites, homepages, fetch, max_steps, run.learned_episodes)
+        agent.stopper = None
     run.fixed_steps += await greedy_episodes(agent, test, homepages, fetch, FIXED_STEPS)
     run.eta.append(agent.eta)
     run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
@@ -203,7 +212,7 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                     if learning:
                         pretrained.learning_curve.append(curve)
                     await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, pretrained,
-                                      curve[-1].get("eta_eq5"))
+                                      curve[-1].get("eta_eq5"), curve[-1].get("stopper"))
                     if learning and web is not None:
                         finetuned.finetuning_curve.append(await finetune(
                             agent, web.sites, web.homepages | homepages, web.fetch, rewards.trained_on(train),

@@ -38,6 +38,7 @@ from models.discovery.agent import RLCrawler, new_agent
 from models.discovery.anchor_boxes import AnchorBoxes
 from models.discovery.data import LabelledSite
 from models.discovery.episode import Episode, Fetch, run_episode
+from models.discovery.stopping import MISS_COST, StoppingModel, fit_stopping, reachable_labels
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class PretrainConfig:
     alpha: float = 0.5
     # How η is set: "out_of_fold" (the fewest errors on training sites held out from brief agents) or "eq5".
     stop_rule: str = "out_of_fold"
+    # The learned stopping model's cost of a source page given up, in wasted clicks.
+    miss_cost: float = MISS_COST
     seed: int = 0
 
 
@@ -93,15 +96,19 @@ def _episode_loss(agent: RLCrawler, episode: Episode, epoch: int, config: Pretra
 
 
 async def greedy_episodes(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: dict[str, str],
-                           fetch: Fetch, max_steps: int) -> list[tuple[Episode, list[float]]]:
-    """ε = 0 episodes without stopping: each with the agent's best score at every choice."""
-    agent.learning, eta, agent.eta = False, agent.eta, None
+                           fetch: Fetch, max_steps: int,
+                           states: list[list[list[float]]] | None = None) -> list[tuple[Episode, list[float]]]:
+    """ε = 0 episodes without stopping: each with the agent's best score at every choice (and, into `states`,
+    the stopping model's view of every choice)."""
+    agent.learning, eta, agent.eta, stopper, agent.stopper = False, agent.eta, None, agent.stopper, None
     runs = []
     for site in sites:
         episode = await run_episode(agent, site.name, homepages[site.name], fetch, site.is_source, site.negative,
                                     max_steps)
         runs.append((episode, list(agent.best_scores)))
-    agent.eta = eta
+        if states is not None:
+            states.append(list(agent.stop_states))
+    agent.eta, agent.stopper = eta, stopper
     return runs
 
 
@@ -132,18 +139,24 @@ def fewest_errors_threshold(runs: list[tuple[Episode, list[float]]]) -> float:
     return min(candidates, key=lambda eta: (errors(eta), eta))
 
 
-async def out_of_fold_threshold(sites: Sequence[LabelledSite], homepages: dict[str, str], fetch: Fetch,
-                                config: PretrainConfig, encoder_name: str) -> float:
-    """η by the fewest errors on each part of the sites, played by a brief agent trained on the others."""
+async def out_of_fold_stopping(sites: Sequence[LabelledSite], homepages: dict[str, str], fetch: Fetch,
+                               config: PretrainConfig, encoder_name: str) -> tuple[float, StoppingModel | None]:
+    """η by the fewest errors on each part of the sites, played by a brief agent trained on the others, and the
+    stopping model fitted on the same out-of-fold episodes."""
     order = random.Random(config.seed).sample(list(sites), len(sites))
     parts = [order[index::CALIBRATION_FOLDS] for index in range(CALIBRATION_FOLDS)]
     brief = replace(config, epochs=CALIBRATION_EPOCHS, auxiliary=False, stop_rule="eq5")
-    runs = []
+    runs: list[tuple[Episode, list[float]]] = []
+    states: list[list[list[float]]] = []
     for part in parts:
         agent = new_agent(encoder_name, seed=config.seed)
         await pretrain(agent, [site for site in order if site not in part], homepages, fetch, brief)
-        runs += await greedy_episodes(agent, part, homepages, fetch, config.max_steps)
-    return fewest_errors_threshold(runs)
+        runs += await greedy_episodes(agent, part, homepages, fetch, config.max_steps, states)
+    samples = [(state, label) for (episode, _), episode_states in zip(runs, states, strict=True)
+               for state, label in zip(episode_states, reachable_labels(
+                   len(episode_states), episode.clicks if episode.reached and not episode.negative else None),
+                   strict=True)]
+    return fewest_errors_threshold(runs), fit_stopping(samples, config.miss_cost)
 
 
 def adaptive_threshold(runs: list[tuple[Episode, list[float]]]) -> float:
@@ -182,7 +195,9 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
     agent.learning, agent.anchor_boxes = False, None
     if config.stop_rule == "out_of_fold" and len(sites) >= CALIBRATION_FOLDS:
         history[-1]["eta_eq5"] = agent.eta
-        agent.eta = await out_of_fold_threshold(sites, homepages, fetch, config, agent.encoder.name)
+        # The learned stopping model is kept beside η for the evaluation to compare (the stream stops by η).
+        agent.eta, history[-1]["stopper"] = await out_of_fold_stopping(sites, homepages, fetch, config,
+                                                                       agent.encoder.name)
     agent.trained_on = sorted(site.name for site in sites)
     return history
 

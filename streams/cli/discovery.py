@@ -159,6 +159,11 @@ class EvalDiscovery(Command):
             for k, fixed in f.get("fixed_steps", {}).items():
                 print(f"    {k} fixed click(s): precision {fixed['precision']}, recall {fixed['recall']}, unit "
                       f"cost {fixed['unit_cost']}, clicks on sites without one {fixed['clicks_on_negative_sites']}")
+            for rule, label in (("eq5_eta", "stopping at Eq. 5's η"), ("learned_stop", "the learned stopping model")):
+                if rule in f:
+                    other = f[rule]
+                    print(f"    {label}: precision {other['precision']}, recall {other['recall']}, unit cost "
+                          f"{other['unit_cost']}, clicks on sites without one {other['clicks_on_negative_sites']}")
         return 0
 
 

@@ -1,0 +1,94 @@
+"""Stopping as a learned decision (beside Eq. 5's threshold on π): at each choice of an episode, is a source
+page still reachable from here within the budget?
+
+A logistic regression over the episode's state at the choice — the best and second-best π in the frontier and
+their gap, the best h (the chance a click lands on a source page itself), the frontier's size, the clicks
+spent, and the keyword heuristic's view (its best score in the frontier, and the score of the agent's own best
+link) — trained on out-of-fold episodes: agents that never saw the sites play them without stopping, and every
+choice before the click that reached a source page is a positive, every other choice (sites without one, or
+not reached within the budget) a negative. Its probability is a logistic fit's (Platt's form), read off
+held-out episodes. The stop point weighs a wrong stop against a wasted click: stop when
+P(reachable) < 1 / (1 + miss_cost), miss_cost being what a source page given up costs in clicks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.discovery.policies import Candidate, keyword_score
+
+FEATURES = ("best", "second", "gap", "best_hit", "frontier", "clicks", "keyword_best", "keyword_of_best")
+# What a source page given up costs, in wasted clicks (settings.discovery_miss_cost overrides).
+MISS_COST = 2.0
+# Keyword scores above this say no more (a menu label and its path both hit).
+KEYWORD_CAP = 4
+
+
+def stop_features(way: np.ndarray, hit: np.ndarray, frontier: Sequence[Candidate], clicks: int) -> list[float]:
+    """The state at a choice: π and h of every frontier link (probabilities), the links, the clicks spent."""
+    order = np.argsort(-way, kind="stable")
+    best = float(way[order[0]])
+    second = float(way[order[1]]) if len(order) > 1 else 0.0
+    keywords = [min(keyword_score(candidate), KEYWORD_CAP) / KEYWORD_CAP for candidate in frontier]
+    return [best, second, best - second, float(hit.max()), math.log1p(len(frontier)), float(clicks),
+            max(keywords), keywords[int(order[0])]]
+
+
+@dataclass(frozen=True)
+class StoppingModel:
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    bias: float
+    miss_cost: float = MISS_COST
+
+    @property
+    def threshold(self) -> float:
+        return 1 / (1 + self.miss_cost)
+
+    def reachable(self, features: Sequence[float]) -> float:
+        z = (np.asarray(features) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return float(1 / (1 + np.exp(-(z @ np.asarray(self.weights) + self.bias))))
+
+    def stop_reason(self, features: Sequence[float]) -> str | None:
+        """Why to stop here, or None to go on."""
+        chance = self.reachable(features)
+        if chance >= self.threshold:
+            return None
+        return f"a source page reachable: {chance:.3f} < {self.threshold:.3f}"
+
+    def to_dict(self) -> dict:
+        return {"features": list(FEATURES), "mean": list(self.mean), "scale": list(self.scale),
+                "weights": list(self.weights), "bias": self.bias, "miss_cost": self.miss_cost}
+
+    @classmethod
+    def from_dict(cls, saved: dict) -> StoppingModel:
+        if saved.get("features") != list(FEATURES):
+            raise ValueError(f"a stopping model over {saved.get('features')}, not {list(FEATURES)}")
+        return cls(tuple(saved["mean"]), tuple(saved["scale"]), tuple(saved["weights"]), saved["bias"],
+                   saved["miss_cost"])
+
+
+def fit_stopping(samples: Sequence[tuple[Sequence[float], bool]], miss_cost: float = MISS_COST) -> StoppingModel | None:
+    """The model from (features, reachable) pairs; None when they hold one class only."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.asarray([features for features, _ in samples], dtype=np.float64)
+    y = np.asarray([label for _, label in samples], dtype=np.int64)
+    if len(set(y.tolist())) < 2:
+        return None
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    fitted = LogisticRegression(max_iter=1000).fit((x - mean) / scale, y)
+    return StoppingModel(tuple(mean.tolist()), tuple(scale.tolist()), tuple(fitted.coef_[0].tolist()),
+                         float(fitted.intercept_[0]), miss_cost)
+
+
+def reachable_labels(choices: int, reached_after: int | None) -> list[bool]:
+    """Labels of an episode's choices played without stopping: a choice before the click that reached a source
+    page (`reached_after` clicks) could reach one; every choice of an episode that reached none could not."""
+    return [reached_after is not None and index < reached_after for index in range(choices)]

@@ -1,0 +1,50 @@
+"""The learned stopping decision (models.discovery.stopping): its features, labels, fit and stop point."""
+
+import numpy as np
+import pytest
+
+from models.discovery.policies import Candidate
+from models.discovery.stopping import FEATURES, StoppingModel, fit_stopping, reachable_labels, stop_features
+
+
+def candidate(text: str, url: str) -> Candidate:
+    return Candidate(url, text, "html/body/nav/a", 1, 0)
+
+
+def test_the_state_reads_the_scores_the_frontier_and_the_keyword_view():
+    frontier = [candidate("About us", "http://a.org/about/"), candidate("Events", "http://a.org/events/"),
+                candidate("Shop", "http://a.org/shop/")]
+    state = stop_features(np.array([0.9, 0.4, 0.1]), np.array([0.2, 0.7, 0.0]), frontier, clicks=2)
+    assert len(state) == len(FEATURES)
+    named = dict(zip(FEATURES, state, strict=True))
+    assert named["best"] == 0.9 and named["second"] == 0.4 and named["gap"] == pytest.approx(0.5)
+    assert named["best_hit"] == 0.7 and named["clicks"] == 2 and named["frontier"] == pytest.approx(np.log(4))
+    # The agent's best is "About us" (no keyword); the keyword heuristic sees "Events" (text and path).
+    assert named["keyword_of_best"] == 0 and named["keyword_best"] == 0.75
+
+
+def test_choices_before_the_reaching_click_are_reachable_and_none_of_an_episode_that_reached_nothing():
+    assert reachable_labels(3, 2) == [True, True, False]
+    assert reachable_labels(3, None) == [False, False, False]
+
+
+def test_the_fitted_model_goes_on_where_sources_were_reachable_and_stops_at_its_cost_s_point():
+    rng = np.random.default_rng(0)
+    samples = [([score, 0.1, score - 0.1, 0.5, 2.0, 1.0, 0.0, 0.0], bool(score > 0.5))
+               for score in rng.uniform(0, 1, 200)]
+    model = fit_stopping(samples, miss_cost=3.0)
+    assert model.threshold == 0.25
+    assert model.stop_reason([0.9, 0.1, 0.8, 0.5, 2.0, 1.0, 0.0, 0.0]) is None
+    reason = model.stop_reason([0.05, 0.1, -0.05, 0.5, 2.0, 1.0, 0.0, 0.0])
+    assert reason is not None and reason.startswith("a source page reachable: ")
+    assert StoppingModel.from_dict(model.to_dict()) == model
+    assert fit_stopping([(sample, False) for sample, _ in samples]) is None  # one class: nothing to learn
+
+
+def test_an_agent_keeps_its_stopping_model_when_saved(tmp_path):
+    from models.discovery.agent import RLCrawler, new_agent
+
+    agent = new_agent()
+    agent.stopper = StoppingModel((0.0,) * 8, (1.0,) * 8, (0.5,) * 8, -0.2, 2.0)
+    agent.save(tmp_path / "agent.pt")
+    assert RLCrawler.load(tmp_path / "agent.pt").stopper == agent.stopper
