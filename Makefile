@@ -60,6 +60,8 @@ discovery-model: setup
 	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --out models/discovery/discovery_pretrained.pt
 	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --from models/discovery/discovery_pretrained.pt \
 	    --finetune-simweb 40 --out models/discovery/discovery_default.pt
+	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --from models/discovery/discovery_default.pt \
+	    --stop-rule learned --out models/discovery/discovery_default.pt
 
 test: setup
 	$(BIN)/lint-imports --no-logo

@@ -48,7 +48,7 @@ def models() -> tuple[RLCrawler, SourcePageClassifier, str]:
     files = model_files()
     agent = RLCrawler.load(files["discovery agent"])
     classifier = SourcePageClassifier.load(files["source-page classifier"])
-    policy = (f"rl η={agent.eta:.3f} on {len(agent.trained_on)} sites"
+    policy = (f"rl {'learned stop' if agent.stopper else f'η={agent.eta:.3f}'} on {len(agent.trained_on)} sites"
               + (f" + {len(agent.finetuned_on)} fine-tuning" if agent.finetuned_on else "")
               + f"; classifier on {len(classifier.trained_on)}")
     log.info("discovery: %s", policy)
@@ -93,7 +93,8 @@ async def discover_sources(stream):
         for event, page, key, episode, step in prepared:
             if step.to_advance:
                 way_hit, page_probability = next(scores)
-                step = advance(episode, page, step, way_hit, page_probability, threshold, agent.eta, policy)
+                step = advance(episode, page, step, way_hit, page_probability, threshold, agent.eta, policy,
+                               agent.stopper)
             store(episodes, event, key, episode.model_dump(mode="json"))
             await _send(page, scored_anchors(step.to_score), step)
             progress.of(page.crawl_id).pages_discovered += 1

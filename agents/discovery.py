@@ -10,7 +10,8 @@ around one batched inference:
   the prior (models.discovery.classifier.with_click_prior) — ends it found: the page goes to sources.found and
   is requested again as a listing to read (reason "source": pagination, records, and from sources.found the
   revisit watch list); otherwise, unless the click budget is spent, the agent's best link is clicked by the
-  rule it was evaluated with (models.discovery.agent.stored_choice: Eq. 5 stops at η). A click that could not
+  rule it was evaluated with (models.discovery.agent.stored_choice: the learned stopping model where the agent has
+  one, else Eq. 5's η). A click that could not
   be read is passed over.
 """
 
@@ -22,6 +23,7 @@ from pydantic import BaseModel
 
 from agents.links import is_html
 from models.discovery.agent import probability, stored_choice
+from models.discovery.stopping import StoppingModel
 from models.discovery.classifier import with_click_prior
 from models.discovery.episode import EpisodeState, FrontierLink, decide, end, land, open_episode, see_links
 from models.web.links import every_way_on
@@ -81,7 +83,7 @@ def prepare(episode: DiscoveryEpisode, page: PageFetched, policy: str) -> Step:
 
 
 def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits: tuple, page_probability: float | None,
-            source_threshold: float, eta: float | None, policy: str) -> Step:
+            source_threshold: float, eta: float | None, policy: str, stopper: StoppingModel | None = None) -> Step:
     """After `prepare` (when it asked for scores): the agent's (π, h) logits of `prepared.to_score`, the
     classifier's P(source) of a clicked page that was read. Found, stopped, budget spent, or the next click."""
     state = episode.state
@@ -90,7 +92,7 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits
     source_score = (with_click_prior(page_probability, episode.last_hit)
                     if page.depth > 0 and page_probability is not None else 0.0)
     decision = decide(state, page.final_url, source_score >= source_threshold, prepared.to_score,
-                      lambda on_page, frontier: stored_choice(frontier, eta))
+                      lambda on_page, frontier: stored_choice(frontier, eta, stopper, state.clicks))
     step = Step(to_score=prepared.to_score)
     if decision.click is not None:
         episode.last_hit = probability(decision.click.hit_logit) if decision.click.hit_logit is not None else 0.5

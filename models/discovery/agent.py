@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -113,20 +114,29 @@ class Click:
     hit_logit: torch.Tensor
 
 
-def best_or_stop(logits: torch.Tensor, eta: float | None) -> tuple[int, float, bool]:
-    """The anchor with the highest π (the first of equals), its score, and whether Eq. 5 stops the episode there
-    (its score ≤ η)."""
+def pick(logits: torch.Tensor, hit_logits: torch.Tensor, frontier: Sequence[Candidate], clicks: int,
+         eta: float | None, stopper: StoppingModel | None) -> tuple[int, float, list[float], str | None]:
+    """The link with the highest π (the first of equals), its score, the stopping model's view of the choice,
+    and why to stop here (None to go on): by the learned stopping model where the agent has one, else when the
+    best score is ≤ η (Eq. 5; None never stops)."""
     best = int(torch.argmax(logits))
     score = float(torch.sigmoid(logits[best]))
-    return best, score, eta is not None and score <= eta
+    state = stop_features(torch.sigmoid(logits).numpy(), torch.sigmoid(hit_logits).numpy(), frontier, clicks)
+    if stopper is not None:
+        return best, score, state, stopper.stop_reason(state)
+    return best, score, state, f"best score {score:.3f} ≤ η {eta:.3f}" if eta is not None and score <= eta else None
 
 
-def stored_choice(frontier: list[FrontierLink], eta: float | None) -> FrontierLink | str:
+def stored_choice(frontier: list[FrontierLink], eta: float | None, stopper: StoppingModel | None = None,
+                  clicks: int = 0) -> FrontierLink | str:
     """The agent's pick from the logits it gave each link on the last page the link was seen on (the stream keeps
-    them in the episode's state): the rule `RLCrawler.choose` applies to fresh ones; a stop comes with its
-    reason."""
-    best, score, stop = best_or_stop(torch.tensor([link.logit for link in frontier], dtype=torch.float32), eta)
-    return f"best score {score:.3f} ≤ η {eta:.3f}" if stop else frontier[best]
+    them in the episode's state), `clicks` into the episode: the rule `RLCrawler.choose` applies to fresh ones;
+    a stop comes with its reason."""
+    logits = torch.tensor([link.logit for link in frontier], dtype=torch.float32)
+    hits = torch.tensor([link.hit_logit if link.hit_logit is not None else 0.0 for link in frontier],
+                        dtype=torch.float32)
+    best, _, _, stop = pick(logits, hits, [link.candidate() for link in frontier], clicks, eta, stopper)
+    return stop if stop is not None else frontier[best]
 
 
 def probability(logit: float) -> float:
@@ -205,15 +215,15 @@ class RLCrawler:
         if not frontier:
             return None
         logits, hit_logits = self._logits(frontier)
-        best, best_score, stop = best_or_stop(logits.detach(), None if self.learning else self.eta)
-        if not self.learning:
-            state = stop_features(torch.sigmoid(logits.detach()).numpy(), torch.sigmoid(hit_logits.detach()).numpy(),
-                                  frontier, len(self.best_scores))
+        if self.learning:
+            best, stop = int(torch.argmax(logits.detach())), None
+            self.best_scores.append(float(torch.sigmoid(logits.detach()[best])))
+        else:
+            best, best_score, state, stop = pick(logits.detach(), hit_logits.detach(), frontier,
+                                                 len(self.best_scores), self.eta, self.stopper)
+            self.best_scores.append(best_score)
             self.stop_states.append(state)
-            if self.stopper is not None:
-                stop = self.stopper.stop_reason(state) is not None
-        self.best_scores.append(best_score)
-        if stop:
+        if stop is not None:
             return None
         index = self.rng.randrange(len(frontier)) if self.learning and self.rng.random() < self.epsilon else best
         if self.learning:

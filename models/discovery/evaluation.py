@@ -26,7 +26,7 @@ from models.discovery.policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery.qlearning import QLearningCrawler
 from models.discovery.sites import served, simulated_web
 from models.discovery.stopping import StoppingModel
-from models.discovery.training import PretrainConfig, greedy_episodes, pretrain
+from models.discovery.training import PretrainConfig, greedy_episodes, out_of_fold_stopping, pretrain
 from models.text_encoders import get_encoder
 from models.web.links import canonical_url, extract_anchors
 
@@ -327,6 +327,9 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
             if not start_from:
                 history = await pretrain(agent, sites, homepages, fetch, config, progress=progress,
                                          anchor_boxes=boxes)
+            elif config.stop_rule == "learned":
+                # A saved agent gets the stopping model fitted on brief agents' held-out episodes of these sites.
+                _, agent.stopper = await out_of_fold_stopping(sites, homepages, fetch, config, agent.encoder.name)
             if web is not None:
                 reward = train_source_classifier(paths, page_input=REWARD_INPUT)
                 history += await finetune(agent, web.sites, web.homepages | homepages, web.fetch, reward,

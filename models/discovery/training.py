@@ -54,7 +54,9 @@ class PretrainConfig:
     # The auxiliary box task and its weight: L = α·Lc + (1−α)·La.
     auxiliary: bool = True
     alpha: float = 0.5
-    # How η is set: "out_of_fold" (the fewest errors on training sites held out from brief agents) or "eq5".
+    # How the agent stops: at η with the fewest errors on training sites held out from brief agents
+    # ("out_of_fold"), at Eq. 5's η ("eq5"), or by the stopping model fitted on those held-out episodes
+    # ("learned"; η as out_of_fold beside it).
     stop_rule: str = "out_of_fold"
     # The learned stopping model's cost of a source page given up, in wasted clicks.
     miss_cost: float = MISS_COST
@@ -193,11 +195,14 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
             progress(epoch + 1, point)
     agent.eta = adaptive_threshold(await greedy_episodes(agent, sites, homepages, fetch, config.max_steps))
     agent.learning, agent.anchor_boxes = False, None
-    if config.stop_rule == "out_of_fold" and len(sites) >= CALIBRATION_FOLDS:
+    if config.stop_rule in ("out_of_fold", "learned") and len(sites) >= CALIBRATION_FOLDS:
         history[-1]["eta_eq5"] = agent.eta
-        # The learned stopping model is kept beside η for the evaluation to compare (the stream stops by η).
+        # The learned stopping model is kept beside η for the evaluation to compare; the agent stops by it when
+        # the rule says so.
         agent.eta, history[-1]["stopper"] = await out_of_fold_stopping(sites, homepages, fetch, config,
                                                                        agent.encoder.name)
+        if config.stop_rule == "learned":
+            agent.stopper = history[-1]["stopper"]
     agent.trained_on = sorted(site.name for site in sites)
     return history
 

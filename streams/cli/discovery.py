@@ -20,10 +20,11 @@ def add_agent_training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, help="pre-training epochs (default: the trainer's)")
     parser.add_argument("--no-aux", action="store_true",
                         help="train the agent without the auxiliary box task (no Chromium needed)")
-    parser.add_argument("--stop-rule", choices=["out_of_fold", "eq5"], default="out_of_fold",
-                        help="how the agent's stop threshold η is set — the fewest errors on training sites held "
-                             "out from brief agents (default), or the seed's Eq. 5 (eval with folds reports Eq. 5's "
-                             "figures beside the default's)")
+    parser.add_argument("--stop-rule", choices=["out_of_fold", "eq5", "learned"], default="out_of_fold",
+                        help="how the agent stops — at the threshold η with the fewest errors on training sites held "
+                             "out from brief agents (default), at the seed's Eq. 5 η, or by the stopping model "
+                             "fitted on those held-out episodes (eval with folds reports Eq. 5's and the learned "
+                             "model's figures beside the default's)")
     parser.add_argument("--finetune-simweb", type=int, metavar="N",
                         help="after pre-training, fine-tune the agent on N sites of the simulated web with the "
                              "source-page classifier as reward (Eq. 4; eval: in every fold, reported as "
@@ -75,15 +76,17 @@ class TrainDiscovery(Command):
         add_agent_training_options(parser)
         parser.add_argument("--out", required=True, help="agent file to write")
         parser.add_argument("--from", dest="start_from", metavar="PATH",
-                            help="fine-tune this saved agent instead of pre-training a new one")
+                            help="fine-tune this saved agent instead of pre-training a new one (--finetune-simweb), "
+                                 "or fit its stopping model (--stop-rule learned)")
 
     def run(self, args: argparse.Namespace) -> int:
         from models.discovery.anchor_boxes import BrowserUnavailable
         from models.discovery.evaluation import NoSites, train_agent
         from models.model_files import ModelVersionError
 
-        if args.start_from and not args.finetune_simweb:
-            raise CommandError("--from fine-tunes a saved agent: give --finetune-simweb N too")
+        if args.start_from and not args.finetune_simweb and args.stop_rule != "learned":
+            raise CommandError("--from fine-tunes a saved agent or fits its stopping model: give --finetune-simweb N "
+                               "or --stop-rule learned too")
         config, tuning = pretrain_config(args), finetuning(args)
         steps = (0 if args.start_from else config.epochs) + (tuning.config.epochs if tuning else 0)
         try:
@@ -96,7 +99,8 @@ class TrainDiscovery(Command):
             raise CommandError(str(error)) from None
         agent.save(Path(args.out))
         finetuned = f", fine-tuned on {len(agent.finetuned_on)} simulated sites" if agent.finetuned_on else ""
-        print(f"trained on {len(agent.trained_on)} sites{finetuned}, η {agent.eta:.3f}; "
+        stopping = "the learned stopping model" if agent.stopper else f"η {agent.eta:.3f}"
+        print(f"trained on {len(agent.trained_on)} sites{finetuned}, stops by {stopping}; "
               f"{training_note(history[-1]) if history else ''} → {args.out}")
         return 0
 

@@ -48,3 +48,16 @@ def test_an_agent_keeps_its_stopping_model_when_saved(tmp_path):
     agent.stopper = StoppingModel((0.0,) * 8, (1.0,) * 8, (0.5,) * 8, -0.2, 2.0)
     agent.save(tmp_path / "agent.pt")
     assert RLCrawler.load(tmp_path / "agent.pt").stopper == agent.stopper
+
+
+def test_the_stream_s_stored_choice_stops_by_the_model_where_the_agent_has_one():
+    from models.discovery.agent import stored_choice
+    from models.discovery.episode import FrontierLink
+
+    frontier = [FrontierLink(url="http://a.org/about/", text="About", depth=1, order=0, logit=2.0, hit_logit=-1.0),
+                FrontierLink(url="http://a.org/events/", text="Events", depth=1, order=1, logit=1.0, hit_logit=1.0)]
+    go_on = StoppingModel((0.0,) * 8, (1.0,) * 8, (0.0,) * 8, 5.0)  # always reachable
+    give_up = StoppingModel((0.0,) * 8, (1.0,) * 8, (0.0,) * 8, -5.0)  # never
+    assert stored_choice(frontier, eta=0.99, stopper=go_on, clicks=1) is frontier[0]  # η is not asked
+    assert stored_choice(frontier, eta=0.0, stopper=give_up, clicks=1).startswith("a source page reachable: 0.007")
+    assert stored_choice(frontier, eta=0.99).startswith("best score 0.881 ≤ η 0.990")
