@@ -52,7 +52,6 @@ class ExpansionWeb:
         self.thread = threading.Thread(target=self.loop.run_forever, name="expand-web", daemon=True)
         self.fetcher = Fetcher.from_settings(settings)
         self.search_session: aiohttp.ClientSession | None = None
-        self.failed = 0
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
@@ -76,7 +75,6 @@ class ExpansionWeb:
                 crawl_id=self.crawl_id, url=url, site=site_of(url), reason=EXPAND_REASON)) for url in urls))
 
         pages = self._run(fetch_all())
-        self.failed += sum(not page.ok for page in pages)
         return {url: page.body for url, page in zip(urls, pages, strict=True) if page.ok and page.body}
 
     def search(self, words: list[str], page: int) -> list[str]:

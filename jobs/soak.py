@@ -58,6 +58,7 @@ from infra.settings import Settings
 from infra.sql_owner import read_clickhouse
 from jobs.replay import read_topic
 from jobs.simweb_control import control_json, simulated_clock
+from schemas.sites import site_of
 
 log = logging.getLogger(__name__)
 
@@ -315,8 +316,9 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         unclean += workers.stop_all("sink")
         visits = control_json(control + "/__visits__")
     decisions_on_topic = asyncio.run(read_topic("revisit.decisions", True, "sourcewatch-soak"))[0]
-    found = _found_by_discovery(settings, truth, to_discover) | {"run": discovered}
-    pages += found.pop("watched_pages")
+    found, watched_pages = _found_by_discovery(settings, truth, to_discover)
+    found["run"] = discovered
+    pages += watched_pages
     figures = _against_truth(settings, truth, pages, origin_sim, origin_wall, plan.speed, end_sim)
     ticks = Counter((decision.page_url, decision.tick_at) for decision in decisions_on_topic)
     return {
@@ -366,21 +368,20 @@ def _discovery_ended(process: subprocess.Popen | None, run_dir: Path) -> dict:
             "ends": dict(Counter(episode.get("end", "?") for episode in episodes))}
 
 
-def _found_by_discovery(settings: Settings, truth: dict, names: list[str]) -> dict:
+def _found_by_discovery(settings: Settings, truth: dict, names: list[str]) -> tuple[dict, list[str]]:
     """The discovery sites' source pages found (rows in `sources`) and watched (a decided tick) against the
-    truth; `watched_pages` (popped by the caller) joins the watched pages."""
+    truth, and the pages found that are watched."""
     if not names:
-        return {"sites": 0, "watched_pages": []}
-    homepages = {truth[name]["homepage"].rstrip("/") for name in names}
+        return {"sites": 0}, []
+    sites = {site_of(truth[name]["homepage"]) for name in names}
     _, rows = read_clickhouse(settings, "SELECT DISTINCT url FROM sources")
-    found = {url for (url,) in rows if any(url.startswith(home + "/") or url == home for home in homepages)}
+    found = {url for (url,) in rows if site_of(url) in sites}
     _, decided = read_clickhouse(settings, "SELECT DISTINCT page_url FROM revisit_decisions")
     decided_pages = {url for (url,) in decided}
     true_pages = {source["url"] for name in names for source in truth[name]["source_pages"]}
     return {"sites": len(names), "sites_with_source": sum(bool(truth[name]["source_pages"]) for name in names),
             "source_pages": len(true_pages), "found": len(found & true_pages), "false_finds": sorted(found - true_pages),
-            "watched": len(found & true_pages & decided_pages),
-            "watched_pages": sorted(found & decided_pages)}
+            "watched": len(found & true_pages & decided_pages)}, sorted(found & decided_pages)
 
 
 def _restart_broker(broker: LocalKafka, before, workers: Workers) -> None:

@@ -147,12 +147,12 @@ class _AgentRun:
 
     def report(self, sites: list) -> dict:
         judged = {e.site: e for e in self.judged}
-        eq5 = ({"eq5_eta": figures([self.eq5_episodes[site.name] for site in sites])}
-               if len(self.eq5_episodes) == len(sites) else {})
-        if len(self.learned_episodes) == len(sites):
-            eq5["learned_stop"] = figures([self.learned_episodes[site.name] for site in sites])
+        # The same agents under the other stopping rules, where they were run.
+        beside = {name: figures([episodes[site.name] for site in sites])
+                  for name, episodes in (("eq5_eta", self.eq5_episodes), ("learned_stop", self.learned_episodes))
+                  if len(episodes) == len(sites)}
         return {"episodes": [self.episodes[site.name] for site in sites],
-                "fixed_steps": _fixed_steps(self.fixed_steps), "eta": self.eta, **eq5,
+                "fixed_steps": _fixed_steps(self.fixed_steps), "eta": self.eta, **beside,
                 "learning_curve": _mean_curve(self.learning_curve),
                 "judged_by_classifier": figures([judged[site.name] for site in sites])} | (
             {"finetuning_curve": _mean_finetuning(self.finetuning_curve)} if self.finetuning_curve else {})
@@ -173,9 +173,9 @@ async def _test_agent(agent: RLCrawler, test: list, sites: list, homepages: dict
         await _test(agent, test, sites, homepages, fetch, max_steps, run.eq5_episodes)
         agent.eta = eta
     if stopper is not None:
-        agent.stopper = stopper
+        own, agent.stopper = agent.stopper, stopper
         await _test(agent, test, sites, homepages, fetch, max_steps, run.learned_episodes)
-        agent.stopper = None
+        agent.stopper = own
     run.fixed_steps += await greedy_episodes(agent, test, homepages, fetch, FIXED_STEPS)
     run.eta.append(agent.eta)
     run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)

@@ -16,7 +16,6 @@ import random
 import statistics
 from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 
 from infra.simweb.generator import generate_web
@@ -44,11 +43,10 @@ class SimulatedInternet:
     """The simulated internet's sites at `http://site-NNNN.simweb.invalid`, read in process."""
 
     def __init__(self, sites: int, seed: int) -> None:
-        clock = SimClock(3600.0)
         # Frozen at the start: which items a list shows does not matter here, only which sites link where.
-        clock.speed = 0.0
+        clock = SimClock(0.0)
         faults = FaultBoard()
-        specs = generate_web(sites, seed, None, datetime(2026, 1, 5, 8, tzinfo=UTC), internet=True)
+        specs = generate_web(sites, seed, None, clock.start, internet=True)
         self.sites: list[SimSite] = []
         self.sites += [SimSite(spec, clock, faults, self.sites) for spec in specs]
         for site in self.sites:
