@@ -26,7 +26,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
-import torch
 
 from models.discovery.classifier import (
     TRAIN_ONLY,
@@ -86,13 +85,11 @@ def verdict_pages(verdicts: Sequence[SourceVerdict], fetched: Sequence[PageFetch
     return VerdictPages(pages, sorted(latest.keys() - html.keys()))
 
 
-def _predict(vectors: np.ndarray, labels: np.ndarray, test_vectors: np.ndarray) -> np.ndarray:
-    model = train_classifier(vectors, labels)
-    with torch.inference_mode():
-        return torch.sigmoid(model(torch.from_numpy(test_vectors.astype(np.float32)))).numpy() >= 0.5
+def _predict(vectors: np.ndarray, labels: np.ndarray, groups: Sequence[str], test_vectors: np.ndarray) -> np.ndarray:
+    return train_classifier(vectors, labels, groups).probability(test_vectors) >= 0.5
 
 
-def verdicts_held_out(base_vectors: np.ndarray, base_labels: np.ndarray, verdicts: Sequence[LabelledPage],
+def verdicts_held_out(base: Sequence[LabelledPage], base_vectors: np.ndarray, verdicts: Sequence[LabelledPage],
                       verdict_vectors: np.ndarray, folds: int, seed: int = 0) -> dict[str, dict]:
     """The verdict pages read by each recipe: without verdicts (every labelled site, as the current
     classifier), and with the verdicts of the other folds' sites (folds grouped by the verdict's site)."""
@@ -103,9 +100,13 @@ def verdicts_held_out(base_vectors: np.ndarray, base_labels: np.ndarray, verdict
     with_verdicts = np.zeros(len(verdicts), dtype=bool)
     for fold in range(folds):
         test = np.array([fold_of[page.site] == fold for page in verdicts])
+        trained = [*base, *(page for page, held in zip(verdicts, test, strict=True) if not held)]
         with_verdicts[test] = _predict(np.concatenate([base_vectors, verdict_vectors[~test]]),
-                                       np.concatenate([base_labels, labels[~test]]), verdict_vectors[test])
-    return {"without": scores(_predict(base_vectors, base_labels, verdict_vectors), labels),
+                                       np.array([page.source for page in trained]),
+                                       [page.site for page in trained], verdict_vectors[test])
+    without = _predict(base_vectors, np.array([page.source for page in base]), [page.site for page in base],
+                       verdict_vectors)
+    return {"without": scores(without, labels),
             "with": scores(with_verdicts, labels)}
 
 
@@ -150,7 +151,7 @@ def compare_recipes(base: Sequence[LabelledPage], judged: VerdictPages, encoder:
     labelled = {"without": scores(without[tested], labels), "with": scores(with_verdicts[tested], labels)}
     f1_change = f1_change_interval(sites, labels, without[tested], with_verdicts[tested])
     progress(f"reading the {len(judged.pages)} judged pages held out by their site")
-    held_out = verdicts_held_out(base_vectors, base_labels, judged.pages, verdict_vectors,
+    held_out = verdicts_held_out(base, base_vectors, judged.pages, verdict_vectors,
                                  min(folds, len(verdict_sites)))
     reasons = []
     if held_out["with"]["accuracy"] <= held_out["without"]["accuracy"]:
@@ -172,10 +173,10 @@ def retrain_classifier(base: Sequence[LabelledPage], judged: VerdictPages, curre
     if result.better and not dry_run:
         pages = [*base, *judged.pages]
         # The encoder caches its texts: the pages are not encoded again.
-        mlp = train_classifier(page_vectors(pages, current.encoder, current.page_input),
-                               np.array([page.source for page in pages]))
+        model = train_classifier(page_vectors(pages, current.encoder, current.page_input),
+                                 np.array([page.source for page in pages]), [page.site for page in pages])
         trained_on = sorted({page.site for page in pages})
-        candidate = SourcePageClassifier(mlp, current.encoder, current.threshold, trained_on, current.page_input)
+        candidate = SourcePageClassifier(model, current.encoder, current.threshold, trained_on, current.page_input)
         out.parent.mkdir(parents=True, exist_ok=True)
         candidate.save(out)
         result.swapped, result.written_to = True, str(out)

@@ -25,7 +25,7 @@ from models.discovery.judged import FoldClassifiers, judged_episodes
 from models.discovery.policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery.qlearning import QLearningCrawler
 from models.discovery.sites import served, simulated_web
-from models.discovery.stopping import StoppingModel
+from models.discovery.stopping import StoppingModel, reachable_labels, reliability
 from models.discovery.training import PretrainConfig, greedy_episodes, out_of_fold_stopping, pretrain
 from models.text_encoders import get_encoder
 from models.web.links import canonical_url, extract_anchors
@@ -144,6 +144,8 @@ class _AgentRun:
     eq5_episodes: dict[str, Episode] = field(default_factory=dict)
     # The same agents stopping by the stopping model fitted on out-of-fold episodes (models.discovery.stopping).
     learned_episodes: dict[str, Episode] = field(default_factory=dict)
+    # (P(reachable), reachable) of the stopping model at the test sites' choices, every fold.
+    stop_calibration: list = field(default_factory=list)
 
     def report(self, sites: list) -> dict:
         judged = {e.site: e for e in self.judged}
@@ -155,7 +157,8 @@ class _AgentRun:
                 "fixed_steps": _fixed_steps(self.fixed_steps), "eta": self.eta, **beside,
                 "learning_curve": _mean_curve(self.learning_curve),
                 "judged_by_classifier": figures([judged[site.name] for site in sites])} | (
-            {"finetuning_curve": _mean_finetuning(self.finetuning_curve)} if self.finetuning_curve else {})
+            {"finetuning_curve": _mean_finetuning(self.finetuning_curve)} if self.finetuning_curve else {}) | (
+            {"stopping_calibration": reliability(self.stop_calibration)} if self.stop_calibration else {})
 
 
 async def _test(policy: DiscoveryPolicy, test: list, sites: list, homepages: dict[str, str], fetch: Fetch,
@@ -173,13 +176,29 @@ async def _test_agent(agent: RLCrawler, test: list, sites: list, homepages: dict
         await _test(agent, test, sites, homepages, fetch, max_steps, run.eq5_episodes)
         agent.eta = eta
     if stopper is not None:
+        run.stop_calibration += await _stopping_pairs(agent, stopper, test, homepages, fetch, max_steps)
         own, agent.stopper = agent.stopper, stopper
         await _test(agent, test, sites, homepages, fetch, max_steps, run.learned_episodes)
+        # As the stream runs it: the learned stop, and the classifier deciding where an episode ends.
+        run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
         agent.stopper = own
+    else:
+        run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
     run.fixed_steps += await greedy_episodes(agent, test, homepages, fetch, FIXED_STEPS)
     run.eta.append(agent.eta)
-    run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
     await _test(agent, test, sites, homepages, fetch, max_steps, run.episodes)
+
+
+async def _stopping_pairs(agent: RLCrawler, stopper: StoppingModel, test: list, homepages: dict[str, str],
+                          fetch: Fetch, max_steps: int) -> list[tuple[float, bool]]:
+    """(the stopping model's P(reachable), whether it was) at every choice of the test sites' episodes played
+    without stopping — labelled as its training choices are, on sites it never saw."""
+    states: list[list[list[float]]] = []
+    runs = await greedy_episodes(agent, test, homepages, fetch, max_steps, states)
+    return [(stopper.reachable(state), label) for (episode, _), episode_states in zip(runs, states, strict=True)
+            for state, label in zip(episode_states, reachable_labels(
+                len(episode_states), episode.clicks if episode.reached and not episode.negative else None),
+                strict=True)]
 
 
 async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, policies: list[str], max_steps: int,

@@ -39,7 +39,8 @@ class FoldClassifiers:
     def trained_on(self, sites: Sequence[LabelledSite]) -> SourcePageClassifier:
         names = {site.name for site in sites}
         keep = np.array([page.site in names for page in self.pages])
-        return SourcePageClassifier(train_classifier(self.vectors[keep], self.labels[keep]), self.encoder,
+        groups = [page.site for page, kept in zip(self.pages, keep, strict=True) if kept]
+        return SourcePageClassifier(train_classifier(self.vectors[keep], self.labels[keep], groups), self.encoder,
                                     trained_on=sorted(names), page_input=self.page_input)
 
 

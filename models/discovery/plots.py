@@ -1,5 +1,6 @@
 """`sourcewatch eval discovery --plot PREFIX`: the RL agent's learning curves (the seed's Figure 5) and its
-fixed-step vs adaptive-threshold results (Figure 6), from one cross-validated run."""
+fixed-step vs adaptive-threshold results (Figure 6), and the learned stopping model's reliability diagram,
+from one cross-validated run."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 def plot_discovery(result: dict, prefix: Path) -> list[Path]:
     """PREFIX-learning.png: recall within 1, 2, 3 clicks on the held-out sites after each epoch (mean over the
     folds); PREFIX-stopping.png: precision, recall and unit cost of 1, 2, 3 fixed clicks beside η's (and the
-    fine-tuned agent's, when the run fine-tuned). Returns the files written."""
+    fine-tuned agent's, when the run fine-tuned); PREFIX-reliability.png: the stopping model's predicted
+P(reachable) against the observed share on held-out choices, where the run fitted one. Returns the files
+written."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display
@@ -46,6 +49,19 @@ def plot_discovery(result: dict, prefix: Path) -> list[Path]:
     axes[1].tick_params(axis="x", labelsize=8)
     axes[1].legend(loc="upper left")
     written.append(_save(figure, prefix, "stopping"))
+    calibration = agent.get("stopping_calibration")
+    if calibration and calibration["bins"]:
+        figure, axes = plt.subplots(figsize=(5, 5))
+        axes.plot([0, 1], [0, 1], color="grey", linestyle=":", label="perfectly calibrated")
+        axes.plot([b["predicted"] for b in calibration["bins"]], [b["observed"] for b in calibration["bins"]],
+                  marker="o", label=f"stopping model (Brier {calibration['brier']})")
+        for point in calibration["bins"]:
+            axes.annotate(str(point["choices"]), (point["predicted"], point["observed"]), fontsize=7,
+                          textcoords="offset points", xytext=(4, -10))
+        axes.set(xlabel="predicted P(a source page reachable)", ylabel="observed share (held-out choices)",
+                 xlim=(0, 1), ylim=(0, 1), title="Stopping model reliability (site-grouped CV)")
+        axes.legend(loc="upper left")
+        written.append(_save(figure, prefix, "reliability"))
     return written
 
 

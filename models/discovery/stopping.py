@@ -92,3 +92,18 @@ def reachable_labels(choices: int, reached_after: int | None) -> list[bool]:
     """Labels of an episode's choices played without stopping: a choice before the click that reached a source
     page (`reached_after` clicks) could reach one; every choice of an episode that reached none could not."""
     return [reached_after is not None and index < reached_after for index in range(choices)]
+
+
+def reliability(pairs: Sequence[tuple[float, bool]], bins: int = 10) -> dict:
+    """How calibrated the model's P(reachable) is on held-out choices: per equal-width bin of P, the mean P
+    and the share that could reach a source page (a reliability diagram's points), and the Brier score."""
+    if not pairs:
+        return {"choices": 0, "brier": None, "bins": []}
+    predicted = np.asarray([p for p, _ in pairs], dtype=np.float64)
+    observed = np.asarray([label for _, label in pairs], dtype=np.float64)
+    index = np.minimum((predicted * bins).astype(int), bins - 1)
+    points = [{"from": round(b / bins, 2), "to": round((b + 1) / bins, 2), "choices": int((index == b).sum()),
+               "predicted": round(float(predicted[index == b].mean()), 4),
+               "observed": round(float(observed[index == b].mean()), 4)}
+              for b in range(bins) if (index == b).any()]
+    return {"choices": len(pairs), "brier": round(float(np.mean((predicted - observed) ** 2)), 4), "bins": points}

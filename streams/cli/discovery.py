@@ -123,7 +123,7 @@ class EvalDiscovery(Command):
         protocol.add_argument("--model", help="the RL agent to evaluate (default: the shipped one)")
         parser.add_argument("--fold-seed", type=int, default=0, help="shuffles the sites into folds (default 0)")
         add_agent_training_options(parser)
-        parser.add_argument("--plot", metavar="PREFIX", help="write PREFIX-learning.png and PREFIX-stopping.png")
+        parser.add_argument("--plot", metavar="PREFIX", help="write PREFIX-learning.png, PREFIX-stopping.png and PREFIX-reliability.png")
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
@@ -168,6 +168,13 @@ class EvalDiscovery(Command):
                     other = f[rule]
                     print(f"    {label}: precision {other['precision']}, recall {other['recall']}, unit cost "
                           f"{other['unit_cost']}, clicks on sites without one {other['clicks_on_negative_sites']}")
+            if "judged_by_classifier" in f:
+                judged = f["judged_by_classifier"]
+                print(f"    ended by the classifier (as the stream runs it): precision {judged['precision']}, recall "
+                      f"{judged['recall']}, unit cost {judged['unit_cost']}, {judged['false_finds']} false finds")
+            if "stopping_calibration" in f:
+                calibration = f["stopping_calibration"]
+                print(f"    stopping model on {calibration['choices']} held-out choices: Brier {calibration['brier']}")
         return 0
 
 

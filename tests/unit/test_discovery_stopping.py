@@ -61,3 +61,17 @@ def test_the_stream_s_stored_choice_stops_by_the_model_where_the_agent_has_one()
     assert stored_choice(frontier, eta=0.99, stopper=go_on, clicks=1) is frontier[0]  # η is not asked
     assert stored_choice(frontier, eta=0.0, stopper=give_up, clicks=1).startswith("a source page reachable: 0.007")
     assert stored_choice(frontier, eta=0.99).startswith("best score 0.881 ≤ η 0.990")
+
+
+def test_reliability_bins_the_predictions_against_what_happened():
+    from models.discovery.stopping import reliability
+
+    pairs = [(0.05, False)] * 9 + [(0.05, True)] + [(0.92, True)] * 3 + [(0.98, False)]
+    result = reliability(pairs)
+    assert result["choices"] == 14 and [b["choices"] for b in result["bins"]] == [10, 4]
+    low, high = result["bins"]
+    assert (low["from"], low["predicted"], low["observed"]) == (0.0, 0.05, 0.1)
+    assert (high["from"], high["predicted"], high["observed"]) == (0.9, 0.935, 0.75)
+    expected = (9 * 0.05 ** 2 + 0.95 ** 2 + 3 * 0.08 ** 2 + 0.98 ** 2) / 14
+    assert result["brier"] == round(expected, 4)
+    assert reliability([]) == {"choices": 0, "brier": None, "bins": []}

@@ -47,3 +47,36 @@ def test_train_only_pages_are_never_tested():
     pages += [LabelledPage(f"{TRAIN_ONLY}extra", f"/x{n}", "", True) for n in range(10)]
     result = cross_validate(pages, rng.normal(size=(len(pages), 8)), folds=2)
     assert result["pages"] == 40 and result["source_pages"] == 8
+
+
+def _separable(sites: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Pages of `sites` sites, one source page each, whose first input says which it is (plus noise)."""
+    rng = np.random.default_rng(seed)
+    labels = np.array([n % 10 == 0 for n in range(10 * sites)])
+    vectors = rng.normal(size=(len(labels), 6)).astype(np.float32)
+    vectors[:, 0] += 4 * labels
+    return vectors, labels, [f"site{n // 10}" for n in range(len(labels))]
+
+
+def test_the_model_learns_the_evidence_and_chooses_its_regularisation_on_its_own_sites():
+    from models.discovery.classifier import DEFAULT_C, REGULARISATION_GRID, train_classifier
+
+    vectors, labels, groups = _separable(sites=12)
+    model = train_classifier(vectors, labels, groups)
+    assert model.c in REGULARISATION_GRID
+    test_vectors, test_labels, _ = _separable(sites=6, seed=1)
+    assert scores(model.probability(test_vectors) >= 0.5, test_labels)["f1"] >= 0.9
+    # Too few sites with a source page to hold some out: the default strength, said so by the model.
+    assert train_classifier(vectors[:30], labels[:30], groups[:30]).c == DEFAULT_C
+
+
+def test_a_saved_classifier_reads_the_same_probabilities(tmp_path):
+    from models.discovery.classifier import SourcePageClassifier, train_classifier
+    from models.text_encoders import get_encoder
+
+    vectors, labels, groups = _separable(sites=8)
+    classifier = SourcePageClassifier(train_classifier(vectors, labels, groups), get_encoder("use"), 0.4, ["a"])
+    classifier.save(tmp_path / "classifier.pt")
+    loaded = SourcePageClassifier.load(tmp_path / "classifier.pt")
+    assert loaded.threshold == 0.4 and loaded.trained_on == ["a"] and loaded.model.c == classifier.model.c
+    np.testing.assert_array_equal(loaded.model.probability(vectors), classifier.model.probability(vectors))
