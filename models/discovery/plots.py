@@ -59,8 +59,8 @@ written."""
             axes.annotate(str(point["choices"]), (point["predicted"], point["observed"]), fontsize=7,
                           textcoords="offset points", xytext=(4, -10))
         axes.set(xlabel="predicted P(a source page reachable)", ylabel="observed share (held-out choices)",
-                 xlim=(0, 1), ylim=(0, 1), title="Stopping model reliability (site-grouped CV)")
-        axes.legend(loc="upper left")
+                 xlim=(0, 1), ylim=(0, 1.05), title="Stopping model reliability (site-grouped CV)")
+        axes.legend(loc="lower right")
         written.append(_save(figure, prefix, "reliability"))
     return written
 

@@ -73,12 +73,13 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
     seen = {_elements(candidate.records) for candidate in found}
     groups = []
     for members in sibling_groups(root, 2):
-        texts = [text_of([member]) for member in members]
-        if sum(map(len, texts)) and _elements([members]) not in seen:
-            groups.append((sum(letters_of(text) for text in texts), members, texts))
+        # Ranked by their raw text's letters (spacing holds none); only the groups kept are read as text.
+        raw = [member.text_content() for member in members]
+        if any(not text.isspace() for text in raw if text) and _elements([members]) not in seen:
+            groups.append((sum(letters_of(text) for text in raw), members))
     groups.sort(key=lambda group: -group[0])
-    for _, members, texts in groups[:MAX_SIBLING_GROUPS]:
-        kept = [(member, text) for member, text in zip(members, texts) if text]
+    for _, members in groups[:MAX_SIBLING_GROUPS]:
+        kept = [(member, text) for member in members if (text := text_of([member]))]
         if len(kept) >= 2:
             region = DataRegion(parent=members[0].getparent(), records=[[m] for m, _ in kept], span=1)
             found.append(ListCandidate(region, [text for _, text in kept], "siblings"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import lxml.etree
 import lxml.html
 from rapidfuzz.distance import Levenshtein
 
@@ -97,7 +98,7 @@ class TagStrings:
 
 def element_children(element: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     """The element children that can hold content (no comments, scripts, styles, form plumbing)."""
-    return [child for child in element if isinstance(child.tag, str) and child.tag not in IGNORED_TAGS]
+    return [child for child in element.iterchildren(lxml.etree.Element) if child.tag not in IGNORED_TAGS]
 
 
 def similar(a: tuple[int, ...], b: tuple[int, ...], threshold: float = SIMILARITY_THRESHOLD) -> bool:
@@ -196,7 +197,8 @@ def find_data_regions(root: lxml.html.HtmlElement) -> list[DataRegion]:
     regions = []
     body = root.find("body")
     for parent in (body if body is not None else root).iter():
-        if not isinstance(parent.tag, str) or parent.tag in IGNORED_TAGS:
+        # len() counts every child node in C: most elements have fewer than two, and hold no region.
+        if len(parent) < 2 or not isinstance(parent.tag, str) or parent.tag in IGNORED_TAGS:
             continue
         children = tags.children(parent)
         runs = [[children[first + i * span:first + (i + 1) * span] for i in range(count)]
