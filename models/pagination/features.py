@@ -139,6 +139,11 @@ class _PageURL:
         return cls(parts, urlunsplit(parts), _template(parts), parts.path.rstrip("/") + "/")
 
 
+@lru_cache(maxsize=10_000)
+def _page_url(page_url: str) -> _PageURL | None:
+    return _PageURL.of(page_url)
+
+
 def _target(href: str, split: SplitResult, page: _PageURL) -> tuple[SplitResult, bool]:
     """The link's target, split, and whether its query is the href's own. An absolute http(s) href, or one
     from the site's root without dot segments, gives the parts joining it to the page would give, from the
@@ -191,7 +196,11 @@ class _HrefView:
     relations: tuple[float, float, float]  # to the page's own URL (_relation_to_page)
 
 
-def _href_view(href: str, page: _PageURL | None) -> _HrefView:
+@lru_cache(maxsize=100_000)
+def _href_view(href: str, page_url: str) -> _HrefView:
+    # Cached by href and page URL: splitting and parsing hrefs was the features' largest cost, and a revisit
+    # re-reads the same page's links.
+    page = _page_url(page_url)
     split = _split(href)
     raw_keys = _query_keys(split.query)
     keys = [key.lower() for key in raw_keys]
@@ -216,8 +225,9 @@ def _class_ngrams(names: tuple[str, ...]) -> tuple[int, ...]:
 
 
 def clear_caches() -> None:
-    """Forget every cached n-gram (a benchmark's cold pass: the caches otherwise hold what earlier pages had)."""
-    for cached in (_token_ngrams, _text_ngrams, _class_ngrams):
+    """Forget every cached n-gram and href (a benchmark's cold pass: the caches otherwise hold what earlier pages
+    had)."""
+    for cached in (_token_ngrams, _text_ngrams, _class_ngrams, _href_view, _page_url):
         cached.cache_clear()
 
 
@@ -225,7 +235,6 @@ def page_features(root: lxml.html.HtmlElement, page_url: str = "",
                   nodes: list[lxml.html.HtmlElement] | None = None) -> list[NodeFeatures]:
     """The features of every clickable node (or of these, in document order); page_url (where the page was
     fetched from) feeds the link-to-page relations, which are 0 without it."""
-    page = _PageURL.of(page_url)
     nodes = clickable_nodes(root) if nodes is None else nodes
     hrefs = [(node.get("href") or "").strip() for node in nodes]
     texts = [node_text(node) for node in nodes]
@@ -236,7 +245,7 @@ def page_features(root: lxml.html.HtmlElement, page_url: str = "",
         href, text = hrefs[index], texts[index]
         view = views.get(href)
         if view is None:
-            view = views[href] = _href_view(href, page)
+            view = views[href] = _href_view(href, page_url)
         own_classes = (node.get("class") or "").lower().split()
         neighbours = [texts[i] for i in (index - 1, index + 1) if 0 <= i < len(texts)]
         paper = (
