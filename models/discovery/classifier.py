@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
@@ -41,6 +42,9 @@ REGULARISATION_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
 DEFAULT_C = 0.01
 INNER_FOLDS = 4
 MAX_ITERATIONS = 3000
+# The paper's MLP, kept as fine-tuning's reward.
+HIDDEN = 256
+MLP_EPOCHS = 60
 FORMAT_VERSION = 3
 # What stands for a page: the four texts and its URL path's words (the default), the paper's four texts, or the
 # paper's ablation, the whole page text.
@@ -174,8 +178,44 @@ def chosen_regularisation(vectors: np.ndarray, labels: np.ndarray, groups: Seque
     return best_c
 
 
-def train_classifier(vectors: np.ndarray, labels: np.ndarray, groups: Sequence[str]) -> SourcePageModel:
-    """The model on these pages (`groups`: each page's site), its regularisation chosen on their own sites."""
+class RewardMLP(nn.Module):
+    """The paper's recipe — MLP (HIDDEN) → P(source page) — kept for fine-tuning's reward
+    (models.discovery.finetuning says why)."""
+
+    def __init__(self, inputs: int) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(inputs, HIDDEN), nn.ReLU(), nn.Dropout(0.2), nn.Linear(HIDDEN, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x).squeeze(1)
+
+    def probability(self, vectors: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return torch.sigmoid(self(torch.from_numpy(vectors.astype(np.float32)))).numpy()
+
+
+def _train_mlp(vectors: np.ndarray, labels: np.ndarray, seed: int = 13) -> RewardMLP:
+    torch.manual_seed(seed)
+    model = RewardMLP(vectors.shape[1])
+    x, y = torch.from_numpy(vectors.astype(np.float32)), torch.from_numpy(labels.astype(np.float32))
+    # Source pages are few: weigh them as much as all other pages together.
+    weight = torch.where(y > 0, (y == 0).sum() / max(float((y > 0).sum()), 1.0), torch.tensor(1.0))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    model.train()
+    for _ in range(MLP_EPOCHS):
+        loss = nn.functional.binary_cross_entropy_with_logits(model(x), y, weight=weight)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+def train_classifier(vectors: np.ndarray, labels: np.ndarray, groups: Sequence[str],
+                     recipe: str = "logistic") -> SourcePageModel | RewardMLP:
+    """The model on these pages (`groups`: each page's site): the logistic regression, its regularisation
+    chosen on their own sites, or (recipe "mlp") the paper's MLP."""
+    if recipe == "mlp":
+        return _train_mlp(vectors, np.asarray(labels, dtype=bool))
     labels = np.asarray(labels, dtype=bool)
     c = chosen_regularisation(vectors, labels, groups)
     scaler = StandardScaler().fit(vectors)
@@ -189,7 +229,7 @@ def train_classifier(vectors: np.ndarray, labels: np.ndarray, groups: Sequence[s
 class SourcePageClassifier:
     """The trained classifier with its encoder's name and page input: P(source page) for fetched pages."""
 
-    model: SourcePageModel
+    model: SourcePageModel | RewardMLP
     encoder: TextEncoder
     threshold: float = 0.5
     trained_on: list[str] = field(default_factory=list)
@@ -237,13 +277,13 @@ def with_click_prior(page_probability: float, click_score: float) -> float:
     return float(1 / (1 + np.exp(-logit)))
 
 
-def train_source_classifier(paths: Sequence[Path], encoder_name: str = "use",
-                            page_input: str = DEFAULT_INPUT) -> SourcePageClassifier:
+def train_source_classifier(paths: Sequence[Path], encoder_name: str = "use", page_input: str = DEFAULT_INPUT,
+                            recipe: str = "logistic") -> SourcePageClassifier:
     """The classifier trained on every labelled page of these sites."""
     pages = labelled_pages(paths)
     encoder = get_encoder(encoder_name)
     model = train_classifier(page_vectors(pages, encoder, page_input), np.array([page.source for page in pages]),
-                             [page.site for page in pages])
+                             [page.site for page in pages], recipe)
     return SourcePageClassifier(model, encoder, trained_on=sorted({page.site for page in pages}),
                                 page_input=page_input)
 

@@ -20,7 +20,7 @@ from models.discovery.anchor_boxes import AnchorBoxes
 from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier, train_source_classifier
 from models.discovery.data import LabelledSite, load_sites
 from models.discovery.episode import Episode, Fetch, figures, run_episode
-from models.discovery.finetuning import REWARD_INPUT, FinetuneConfig, finetune
+from models.discovery.finetuning import REWARD_INPUT, REWARD_RECIPE, FinetuneConfig, finetune
 from models.discovery.judged import FoldClassifiers, judged_episodes
 from models.discovery.policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery.qlearning import QLearningCrawler
@@ -208,7 +208,7 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
     if "rl" in policies and folds:
         folders = [site.folder.root.parent for site in sites]
         classifiers = FoldClassifiers(folders, get_encoder("use"))
-        rewards = FoldClassifiers(folders, get_encoder("use"), REWARD_INPUT) if finetuning else None
+        rewards = FoldClassifiers(folders, get_encoder("use"), REWARD_INPUT, REWARD_RECIPE) if finetuning else None
     async with _renderer(config, "rl" in policies and bool(folds)) as boxes, _finetuning_web(finetuning) as web:
         for name in policies:
             learning = name in LEARNING and bool(folds)
@@ -350,7 +350,7 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
                 # A saved agent gets the stopping model fitted on brief agents' held-out episodes of these sites.
                 _, agent.stopper = await out_of_fold_stopping(sites, homepages, fetch, config, agent.encoder.name)
             if web is not None:
-                reward = train_source_classifier(paths, page_input=REWARD_INPUT)
+                reward = train_source_classifier(paths, page_input=REWARD_INPUT, recipe=REWARD_RECIPE)
                 history += await finetune(agent, web.sites, web.homepages | homepages, web.fetch, reward,
                                           finetuning.config, progress=progress,
                                           rehearsed=sites if finetuning.rehearse else ())

@@ -29,10 +29,12 @@ from models.discovery.finetuning import PageJudge
 class FoldClassifiers:
     """Source-page classifiers trained on a subset of the labelled sites' pages, encoded once."""
 
-    def __init__(self, paths: Sequence[Path], encoder, page_input: str = DEFAULT_INPUT) -> None:
+    def __init__(self, paths: Sequence[Path], encoder, page_input: str = DEFAULT_INPUT,
+                 recipe: str = "logistic") -> None:
         self.pages = labelled_pages(paths)
         self.encoder = encoder
         self.page_input = page_input
+        self.recipe = recipe
         self.vectors = page_vectors(self.pages, encoder, page_input)
         self.labels = np.array([page.source for page in self.pages])
 
@@ -40,7 +42,8 @@ class FoldClassifiers:
         names = {site.name for site in sites}
         keep = np.array([page.site in names for page in self.pages])
         groups = [page.site for page, kept in zip(self.pages, keep, strict=True) if kept]
-        return SourcePageClassifier(train_classifier(self.vectors[keep], self.labels[keep], groups), self.encoder,
+        return SourcePageClassifier(train_classifier(self.vectors[keep], self.labels[keep], groups, self.recipe),
+                                    self.encoder,
                                     trained_on=sorted(names), page_input=self.page_input)
 
 
