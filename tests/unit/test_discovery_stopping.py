@@ -75,3 +75,19 @@ def test_reliability_bins_the_predictions_against_what_happened():
     expected = (9 * 0.05 ** 2 + 0.95 ** 2 + 3 * 0.08 ** 2 + 0.98 ** 2) / 14
     assert result["brier"] == round(expected, 4)
     assert reliability([]) == {"choices": 0, "brier": None, "bins": []}
+
+
+def test_eval_discovery_plots_the_stopping_model_s_reliability(tmp_path):
+    from models.discovery.plots import plot_discovery
+    from models.discovery.stopping import reliability
+
+    fixed = {k: {"precision": 0.9, "recall": 0.8, "unit_cost": 1.1, "clicks_on_negative_sites": 1.0} for k in "123"}
+    agent = {"precision": 0.95, "recall": 0.9, "unit_cost": 1.05, "clicks_on_negative_sites": 0.1,
+             "fixed_steps": fixed, "learning_curve": [],
+             "stopping_calibration": reliability([(0.05, False), (0.95, True), (0.6, True)])}
+    written = plot_discovery({"rl": agent}, tmp_path / "run")
+    assert [path.name for path in written] == ["run-stopping.png", "run-reliability.png"]
+    assert all(path.stat().st_size > 10_000 for path in written)
+    # No stopping model fitted (held-out runs): no reliability diagram.
+    del agent["stopping_calibration"]
+    assert [path.name for path in plot_discovery({"rl": agent}, tmp_path / "held")] == ["held-stopping.png"]
