@@ -25,8 +25,14 @@ from models.discovery.judged import FoldClassifiers, judged_episodes
 from models.discovery.policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery.qlearning import QLearningCrawler
 from models.discovery.sites import served, simulated_web
-from models.discovery.stopping import StoppingModel, reachable_labels, reliability
-from models.discovery.training import PretrainConfig, greedy_episodes, out_of_fold_stopping, pretrain
+from models.discovery.stopping import StoppingModel, reliability
+from models.discovery.training import (
+    PretrainConfig,
+    greedy_episodes,
+    out_of_fold_stopping,
+    pretrain,
+    stopping_samples,
+)
 from models.text_encoders import get_encoder
 from models.web.links import canonical_url, extract_anchors
 
@@ -175,15 +181,14 @@ async def _test_agent(agent: RLCrawler, test: list, sites: list, homepages: dict
         eta, agent.eta = agent.eta, eq5_eta
         await _test(agent, test, sites, homepages, fetch, max_steps, run.eq5_episodes)
         agent.eta = eta
+    own = agent.stopper
     if stopper is not None:
         run.stop_calibration += await _stopping_pairs(agent, stopper, test, homepages, fetch, max_steps)
-        own, agent.stopper = agent.stopper, stopper
+        agent.stopper = stopper
         await _test(agent, test, sites, homepages, fetch, max_steps, run.learned_episodes)
-        # As the stream runs it: the learned stop, and the classifier deciding where an episode ends.
-        run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
-        agent.stopper = own
-    else:
-        run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
+    # As the stream runs it: the learned stop where there is one, and the classifier deciding where an episode ends.
+    run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
+    agent.stopper = own
     run.fixed_steps += await greedy_episodes(agent, test, homepages, fetch, FIXED_STEPS)
     run.eta.append(agent.eta)
     await _test(agent, test, sites, homepages, fetch, max_steps, run.episodes)
@@ -195,10 +200,7 @@ async def _stopping_pairs(agent: RLCrawler, stopper: StoppingModel, test: list, 
     without stopping — labelled as its training choices are, on sites it never saw."""
     states: list[list[list[float]]] = []
     runs = await greedy_episodes(agent, test, homepages, fetch, max_steps, states)
-    return [(stopper.reachable(state), label) for (episode, _), episode_states in zip(runs, states, strict=True)
-            for state, label in zip(episode_states, reachable_labels(
-                len(episode_states), episode.clicks if episode.reached and not episode.negative else None),
-                strict=True)]
+    return [(stopper.reachable(state), label) for state, label in stopping_samples(runs, states)]
 
 
 async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, policies: list[str], max_steps: int,

@@ -154,11 +154,16 @@ async def out_of_fold_stopping(sites: Sequence[LabelledSite], homepages: dict[st
         agent = new_agent(encoder_name, seed=config.seed)
         await pretrain(agent, [site for site in order if site not in part], homepages, fetch, brief)
         runs += await greedy_episodes(agent, part, homepages, fetch, config.max_steps, states)
-    samples = [(state, label) for (episode, _), episode_states in zip(runs, states, strict=True)
-               for state, label in zip(episode_states, reachable_labels(
-                   len(episode_states), episode.clicks if episode.reached and not episode.negative else None),
-                   strict=True)]
-    return fewest_errors_threshold(runs), fit_stopping(samples, config.miss_cost)
+    return fewest_errors_threshold(runs), fit_stopping(stopping_samples(runs, states), config.miss_cost)
+
+
+def stopping_samples(runs: list[tuple[Episode, list[float]]], states: list[list[list[float]]]
+                     ) -> list[tuple[list[float], bool]]:
+    """(state, reachable) at every choice of episodes played without stopping (greedy_episodes with `states`)."""
+    return [(state, label) for (episode, _), episode_states in zip(runs, states, strict=True)
+            for state, label in zip(episode_states, reachable_labels(
+                len(episode_states), episode.clicks if episode.reached and not episode.negative else None),
+                strict=True)]
 
 
 def adaptive_threshold(runs: list[tuple[Episode, list[float]]]) -> float:
