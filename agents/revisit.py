@@ -211,10 +211,12 @@ def decide(model: RhythmLSTM, due: Sequence[tuple[WatchedSource, RevisitTick]], 
 @dataclass(frozen=True)
 class Observation:
     """An outcome folded in: False `in_order` when it came after a later revisit's outcome (its items were then
-    already counted there, so only its validators are kept); what the read taught, when it was read."""
+    already counted there, so only its validators are kept); what the read taught, when it was read; the update
+    ticks it added to the live figures (those since the watch began)."""
 
     in_order: bool
     learned: Learned | None = None
+    counted_ticks: tuple[int, ...] = ()
 
 
 def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock, prior: RhythmPrior) -> Observation:
@@ -234,14 +236,13 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock,
     listed = published if read_before else with_modified_time(outcome.listed, outcome.last_modified, since,
                                                               outcome.tick_at)
     learned = learn_read(source, prior, tick, listed, not read_before)
-    if outcome.new_items:
-        _count_figures(source, learned, tick, clock)
-    return Observation(True, learned)
+    counted = _count_figures(source, learned, tick, clock) if outcome.new_items else ()
+    return Observation(True, learned, counted)
 
 
-def _count_figures(source: WatchedSource, learned: Learned, tick: int, clock: RevisitClock) -> None:
+def _count_figures(source: WatchedSource, learned: Learned, tick: int, clock: RevisitClock) -> tuple[int, ...]:
     """The read's updates since the watch began in the live figures, where the page's knowledge placed them
-    (a first read that had failed at the watch's start may list items from after it)."""
+    (a first read that had failed at the watch's start may list items from after it); their ticks."""
     fetched_hours, began_hours = tick * clock.tick_hours, source.added_tick * clock.tick_hours
     item_hours = [hours for hours in learned.item_hours if hours > began_hours]
     update_ticks = {placed for placed in learned.update_ticks if placed > source.added_tick}
@@ -249,6 +250,7 @@ def _count_figures(source: WatchedSource, learned: Learned, tick: int, clock: Re
     source.delay_hours += sum(max(fetched_hours - hours, 0.0) for hours in item_hours)
     source.update_ticks += len(update_ticks)
     source.timely += tick in update_ticks
+    return tuple(sorted(update_ticks))
 
 
 def rhythm_figures(source: WatchedSource, prior: RhythmPrior) -> dict[str, float | None]:

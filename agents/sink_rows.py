@@ -16,7 +16,7 @@ from schemas.webhooks import WebhookDelivery, WebhookSet
 from schemas.pagination import PaginationTags
 from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.registry import TOPICS
-from schemas.revisit import RevisitDecision
+from schemas.revisit import RevisitDecision, RevisitObserved
 
 Row = dict[str, Any]
 
@@ -103,6 +103,13 @@ def _decision_rows(decision: RevisitDecision) -> list[Row]:
     }]
 
 
+def _observed_rows(observed: RevisitObserved) -> list[Row]:
+    return [{
+        "event_id": observed.event_id, "position": position, "site": observed.site, "page_url": observed.page_url,
+        "tick_at": observed.tick_at, "update_at": update_at, "created_at": observed.created_at,
+    } for position, update_at in enumerate(observed.update_ticks)]
+
+
 def _metric_rows(metric: Metric) -> list[Row]:
     return [{
         "event_id": metric.event_id, "worker": metric.site, "name": metric.name, "stage": metric.stage,
@@ -151,6 +158,7 @@ ROWS: dict[type[Message], Callable[[Any], list[Row]]] = {
     RecordExtracted: _record_rows,
     ItemDiscovered: _new_item_rows,
     RevisitDecision: _decision_rows,
+    RevisitObserved: _observed_rows,
     Metric: _metric_rows,
     WatchStopped: _stop_rows,
     SourceVerdict: _verdict_rows,

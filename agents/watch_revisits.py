@@ -1,5 +1,6 @@
 """Stage `revisit`: sources.found → the watch table (watch.stopped → out of it); a timer → revisit.ticks; ticks → revisit.decisions and
-crawl.requests (reason "revisit"); revisit.outcomes → each source's history and its live figures (metrics).
+crawl.requests (reason "revisit"); revisit.outcomes → each source's history and its live figures (metrics), and
+revisit.observed (the update ticks each read placed, for any period's live figures).
 
 The core is agents.revisit. A source's state lives in the `revisit-sources` table, keyed by its page URL in
 its site's partition (every topic here is keyed by site), so it follows the site to whichever worker owns
@@ -30,7 +31,8 @@ from agents.revisit import (
 from models.revisit.rhythm import summarize_rhythm
 from models.revisit.rhythm_model import RhythmLSTM, load_model
 from models.revisit.schedule import starvation_ticks
-from schemas.revisit import RevisitTick
+from schemas.base import derived_event_id
+from schemas.revisit import RevisitObserved, RevisitTick
 from streams import metrics
 from streams.app import app, settings
 from streams.deadletters import decode_events
@@ -185,6 +187,11 @@ async def observe_revisits(stream):
                 metrics.count("outcomes_out_of_order", "revisit")
             if observation.learned is not None:
                 _log_dates_not_read(outcome.page_url, observation.learned)
+            if observation.counted_ticks:
+                await send("revisit.observed", RevisitObserved(
+                    event_id=derived_event_id(outcome.event_id, "observed"), site=outcome.site,
+                    page_url=outcome.page_url, tick_at=outcome.tick_at,
+                    update_ticks=[clock.tick_time(tick) for tick in observation.counted_ticks]))
             if not outcome.read:
                 log.info("revisit of %s failed: %s", outcome.page_url, outcome.error)
                 metrics.count("revisits_failed", "revisit")

@@ -209,6 +209,18 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE VIEW IF NOT EXISTS expansion_rounds AS SELECT * FROM expansion_rounds_store FINAL",
         ],
     ),
+    (
+        # The update ticks each read of a watched page placed: one row per update tick.
+        9,
+        [
+            f"""CREATE TABLE IF NOT EXISTS revisit_observed_store (
+                event_id String, position UInt32, site LowCardinality(String), page_url String,
+                tick_at DateTime64(3, 'UTC'), update_at DateTime64(3, 'UTC'), created_at DateTime64(3, 'UTC'),
+                ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="(event_id, position)")}""",
+            "CREATE VIEW IF NOT EXISTS revisit_observed AS SELECT * FROM revisit_observed_store FINAL",
+        ],
+    ),
 ]
 
 

@@ -131,15 +131,10 @@ def revisit_decisions_of(page_urls: list[str]) -> Query:
                  {"pages": page_urls})
 
 
-# The sums a watched page's live figures are made of (gauges of stage revisit, label source).
-REVISIT_SUMS = ("ticks_watched", "revisits", "new_items", "update_ticks", "timely_ticks", "delay_hours_sum")
-
-
-def revisit_sums_of(page_urls: list[str]) -> Query:
-    """Every value of these pages' live sums as streamed, with when: (page, name, value, created_at)."""
-    return Query("SELECT labels['source'] AS page, name, value, created_at FROM metrics WHERE stage = 'revisit' "
-                 "AND name IN {names:Array(String)} AND labels['source'] IN {pages:Array(String)} ORDER BY created_at",
-                 {"names": list(REVISIT_SUMS), "pages": page_urls})
+def revisit_updates_of(page_urls: list[str]) -> Query:
+    """The update ticks the reads of these pages placed (the live figures' y_t): (page, update tick)."""
+    return Query("SELECT page_url, update_at FROM revisit_observed WHERE page_url IN {pages:Array(String)}",
+                 {"pages": page_urls})
 
 
 def revisit_decision_counts(page_urls: list[str]) -> Query:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import statistics
 import urllib.request
 from datetime import UTC, datetime, timedelta
 
@@ -22,18 +21,23 @@ REFERENCE_INTERVALS = (1, 2, 3, 4, 5, 6)
 WEEK_HOURS = 168
 
 
-def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], tick_hours: float,
-                      start: datetime | None = None, weeks: int = 0) -> dict:
-    """The revisits against the truth, as DESIGN.md defines the figures, over each source's decided ticks:
-    y_t = an item was published in the tick, c_t = the model fetched at its end; beside them the fixed
-    intervals RC(k) on the same ticks. With `start`, also per week since then, for `weeks` weeks (`weeks`: one
-    entry per week, each with the same figures over that week's ticks; the last may be partial)."""
+def published_times(truth: dict) -> dict[str, list[datetime]]:
+    """Each source page's items' publication times, from the simulated web's truth."""
+    return {source["url"]: [datetime.fromisoformat(item["published_at"]) for item in source["items"]]
+            for site in truth.values() for source in site["source_pages"]}
+
+
+def evaluate_revisits(published: dict[str, list[datetime]], decisions: list[tuple[str, datetime, bool]],
+                      tick_hours: float, start: datetime | None = None, weeks: int = 0) -> dict:
+    """The revisits scored as DESIGN.md defines the figures, over each source's decided ticks: y_t = an update
+    in the tick (`published`: each page's update times — the truth's items, or the updates the live reads
+    placed), c_t = the model fetched at its end; beside them the fixed intervals RC(k) on the same ticks. With
+    `start`, also per week since then, for `weeks` weeks (`weeks`: one entry per week, each with the same
+    figures over that week's ticks; the last may be partial)."""
     from models.revisit.data import SourceSeries
     from models.revisit.evaluation import summarize, window_counts
     from models.revisit.policies import rc
 
-    published = {source["url"]: [datetime.fromisoformat(item["published_at"]) for item in source["items"]]
-                 for site in truth.values() for source in site["source_pages"]}
     by_source: dict[str, list[tuple[datetime, bool]]] = {}
     for url, tick_at, fetch in decisions:
         by_source.setdefault(url, []).append((tick_at.replace(tzinfo=UTC), bool(fetch)))
@@ -75,55 +79,12 @@ def evaluate_revisits(truth: dict, decisions: list[tuple[str, datetime, bool]], 
     return result
 
 
-def live_weeks(sums: list[tuple[str, str, float, datetime]], weeks: int, tick_hours: float,
-               began: datetime | None = None) -> list[dict]:
-    """The live estimates per week from the sums each page streamed (page, name, value, at): a page's week is
-    the difference of its last sums streamed within the week and those streamed within the weeks before it,
-    placed by the page's own clock (`ticks_watched` in the same flush), counted from its last sums streamed
-    before `began` (the watch phase's start; none: from its watch's start); macro over the pages, as the
-    truth's figures are."""
-    from models.revisit.evaluation import round4
-
-    flushes: dict[tuple[str, datetime], dict[str, float]] = {}
-    for page, name, value, created in sums:
-        flushes.setdefault((page, created), {})[name] = value
-    by_page: dict[str, list[dict[str, float]]] = {}
-    before: dict[str, float] = {}
-    for (page, created), values in sorted(flushes.items(), key=lambda item: item[0][1]):
-        if "ticks_watched" in values:
-            by_page.setdefault(page, []).append(values)
-            if began is not None and created < began:
-                before[page] = values["ticks_watched"]
-    week_ticks = round(WEEK_HOURS / tick_hours)
-
-    def until(snapshots: list[dict[str, float]], ticks: int) -> dict[str, float]:
-        within = [values for values in snapshots if values["ticks_watched"] <= ticks]
-        return within[-1] if within else {}
-
-    result = []
-    for week in range(weeks):
-        timeliness, friendliness = [], []
-        for page, snapshots in by_page.items():
-            start = before.get(page, 0)
-            then, now = until(snapshots, start + week * week_ticks), until(snapshots, start + (week + 1) * week_ticks)
-            delta = {name: now.get(name, 0.0) - then.get(name, 0.0) for name in queries.REVISIT_SUMS}
-            updates, timely, fetches = delta["update_ticks"], delta["timely_ticks"], delta["revisits"]
-            quiet = delta["ticks_watched"] - updates
-            if updates > 0:
-                timeliness.append(timely / updates)
-            if quiet > 0:
-                friendliness.append(max(quiet - (fetches - timely), 0) / quiet)
-        result.append({"timeliness": round4(statistics.fmean(timeliness)) if timeliness else None,
-                       "friendliness": round4(statistics.fmean(friendliness)) if friendliness else None})
-    return result
-
-
 def watch_sources(control: str, reached: list[str], watch_days: float, watch_speed: float) -> dict:
     """Phase 4: the revisit model watches the source pages on the simulated web's clock, sped up to
     `watch_speed`, for `watch_days` (a worker in a child process); each page known from its reads since
     discovery found it. Its decisions are then scored against the truth, for the whole watch and per
-    week, and its live estimates (streamed to ClickHouse as it ran, from what the revisits found) are shown
-    beside them."""
+    week, and its live estimates (the same figures with the update ticks its reads placed, streamed to
+    ClickHouse as it ran) beside them."""
     seconds = watch_days * 86400 / watch_speed
     request = urllib.request.Request(control + "/__clock__", data=json.dumps({"speed": watch_speed}).encode(),
                                      headers={"Content-Type": "application/json"})
@@ -132,15 +93,13 @@ def watch_sources(control: str, reached: list[str], watch_days: float, watch_spe
     # The pages were watched from discovery on, by each phase's worker in turn, with no worker between two
     # phases: this phase is scored from its own start, not from their first decision.
     watch_began = datetime.fromisoformat(clock["SOURCEWATCH_REVISIT_CLOCK_ORIGIN"])
-    phase_began = datetime.now(UTC)
     try:
-        watched = run_to_completion(["watch", *reached, "--run", str(seconds)], seconds + 180,
-                                    os.environ | clock | _polite_on_the_simulated_clock(watch_speed))
+        run_to_completion(["watch", *reached, "--run", str(seconds)], seconds + 180,
+                          os.environ | clock | _polite_on_the_simulated_clock(watch_speed))
     except RuntimeError as error:
         return {"error": str(error)}
     from infra.settings import get_settings
     from infra.sql_owner import read_clickhouse
-    from models.revisit.evaluation import round4
 
     settings = get_settings()
     _, rows = read_clickhouse(settings, queries.revisit_decisions_of(reached))
@@ -150,21 +109,26 @@ def watch_sources(control: str, reached: list[str], watch_days: float, watch_spe
     # The watch began with its first tick decided (the worker takes a while to start): the truth's weeks count
     # from there.
     started = min(at for _, at, _ in decisions) - timedelta(hours=settings.revisit_tick_hours)
-    live = {name: statistics.fmean(values) if (values := [row[name] for row in watched["sources"]
-                                                          if row[name] is not None]) else None
-            for name in ("timeliness", "friendliness", "delay_h", "fetches_per_item")}
-    against_truth = evaluate_revisits(control_json(control + "/__truth__"), decisions, settings.revisit_tick_hours,
-                                      started, math.ceil(watch_days / 7))
-    _, sums = read_clickhouse(settings, queries.revisit_sums_of(reached))
-    live_by_week = live_weeks([(page, name, value, _aware(at)) for page, name, value, at in sums],
-                              len(against_truth.get("weeks", [])), settings.revisit_tick_hours, phase_began)
-    weeks = [{"week": index + 1, "model": week["model"], "live": live_week,
+    week_count = math.ceil(watch_days / 7)
+    against_truth = evaluate_revisits(published_times(control_json(control + "/__truth__")), decisions,
+                                      settings.revisit_tick_hours, started, week_count)
+    # The live estimates: the same figures over the same ticks, with y_t the updates the reads placed (streamed
+    # to ClickHouse as the watch ran) instead of the truth.
+    _, placed = read_clickhouse(settings, queries.revisit_updates_of(reached))
+    updates: dict[str, list[datetime]] = {}
+    for page, update_at in placed:
+        updates.setdefault(page, []).append(_aware(update_at))
+    live = evaluate_revisits(updates, decisions, settings.revisit_tick_hours, started, week_count)
+    live_by_week = live.get("weeks", [])
+    weeks = [{"week": index + 1, "model": week["model"], "live": {name: live_week["model"][name]
+                                                                  for name in ("timeliness", "friendliness")},
               **{f"rc_{k}": week[f"rc_{k}"] for k in REFERENCE_INTERVALS}, "items_published": week["items_published"]}
              for index, (week, live_week) in enumerate(zip(against_truth.pop("weeks", []), live_by_week))]
     # Counted from ClickHouse after the worker stopped: it may decide a few more ticks while stopping.
     return {"watched": len(reached), "began": watch_began.isoformat(), "decisions": len(decisions), "revisits": sum(bool(f) for *_, f in decisions),
             "simulated_hours": round((max(at for _, at, _ in decisions) - started) / timedelta(hours=1), 1),
-            "live_estimate": {name: round4(value) for name, value in live.items()},
+            "live_estimate": {name: live["model"][name]
+                              for name in ("timeliness", "friendliness", "delay_h", "fetches_per_item")},
             "against_truth": against_truth, "weeks": weeks}
 
 

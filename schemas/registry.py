@@ -19,7 +19,7 @@ from schemas.links import LinksScored, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
 from schemas.records import ItemDiscovered, RecordExtracted
-from schemas.revisit import RevisitDecision, RevisitOutcome, RevisitTick
+from schemas.revisit import RevisitDecision, RevisitObserved, RevisitOutcome, RevisitTick
 from schemas.webhooks import WebhookDelivery, WebhookSet
 
 
@@ -50,6 +50,7 @@ TOPICS: dict[str, TopicSpec] = {
         TopicSpec("revisit.ticks", RevisitTick),
         TopicSpec("revisit.decisions", RevisitDecision, table="revisit_decisions"),
         TopicSpec("revisit.outcomes", RevisitOutcome),
+        TopicSpec("revisit.observed", RevisitObserved, table="revisit_observed"),
         TopicSpec("webhooks.set", WebhookSet, table="webhooks"),
         TopicSpec("webhooks.deliveries", WebhookDelivery, table="webhook_deliveries"),
         TopicSpec("metrics", Metric, table="metrics"),

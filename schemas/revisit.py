@@ -1,5 +1,5 @@
-"""revisit.ticks, revisit.decisions and revisit.outcomes: the scheduler's clock, its choices, and what the
-revisits it asked for found."""
+"""revisit.ticks, revisit.decisions, revisit.outcomes and revisit.observed: the scheduler's clock, its choices,
+what the revisits it asked for found, and the updates each read placed in time."""
 
 from __future__ import annotations
 
@@ -42,3 +42,15 @@ class RevisitOutcome(Message):
     # Validators of this fetch, for the next revisit's conditional GET.
     etag: str | None = None
     last_modified: str | None = None
+
+
+class RevisitObserved(Message):
+    """The updates one read of a watched page placed since the watch began (agents.page_knowledge places them:
+    an item with a listed time at its tick, one dated by day or not at all at its likeliest tick since the
+    previous read): the live figures' y_t, one record per read, so any period's live figures are computed over
+    exactly that period's ticks."""
+
+    page_url: str
+    # The read's tick (its end), and the ticks (their ends) it placed updates at.
+    tick_at: datetime
+    update_ticks: list[datetime]

@@ -124,4 +124,9 @@ def test_demo_runs_the_pipeline_and_leaves_its_figures_in_clickhouse(pipeline_en
         for name in ("model", "live", *(f"rc_{k}" for k in range(1, 7))):
             assert set(week[name]) >= {"timeliness", "friendliness"}
         assert week["rc_1"]["friendliness"] in (0.0, None)
+    # The live estimate's update ticks are those the reads placed, each at or before the read that placed it.
+    placed = cli_json(["sql", "SELECT page_url, toString(tick_at) AS read, toString(update_at) AS updated "
+                              "FROM revisit_observed"], pipeline_env)
+    assert {row["page_url"] for row in placed} <= {row["page_url"] for row in watched}
+    assert all(row["updated"] <= row["read"] for row in placed)
 

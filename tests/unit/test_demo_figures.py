@@ -2,6 +2,8 @@
 
 from datetime import datetime
 
+import pytest
+
 from jobs.demo import evaluate_new_items, evaluate_pagination, evaluate_records
 
 TRUTH = {"site-0": {"source_pages": [
@@ -81,7 +83,7 @@ def test_discovery_episodes_are_scored_with_the_offline_evaluations_figures():
 def test_revisits_are_scored_per_week_beside_fixed_intervals_on_the_same_ticks():
     from datetime import UTC, datetime, timedelta
 
-    from jobs.demo_revisits import evaluate_revisits
+    from jobs.demo_revisits import evaluate_revisits, published_times
 
     start = datetime(2026, 1, 5, tzinfo=UTC)
     url = "https://a.example/events"
@@ -89,7 +91,7 @@ def test_revisits_are_scored_per_week_beside_fixed_intervals_on_the_same_ticks()
     items = [{"published_at": (start + timedelta(days=d, hours=7.5)).isoformat()} for d in range(10)]
     truth = {"a": {"source_pages": [{"url": url, "items": items}]}}
     decisions = [(url, start + timedelta(hours=h), (h - 8) % 24 == 0) for h in range(1, 24 * 10 + 1)]
-    result = evaluate_revisits(truth, decisions, 1.0, start, weeks=2)
+    result = evaluate_revisits(published_times(truth), decisions, 1.0, start, weeks=2)
     assert result["items_published"] == 10 and result["model"]["timeliness"] == 1.0
     assert result["model"]["friendliness"] == 1.0
     weeks = result["weeks"]
@@ -99,24 +101,19 @@ def test_revisits_are_scored_per_week_beside_fixed_intervals_on_the_same_ticks()
         assert week["rc_1"]["friendliness"] == 0.0 and abs(week["rc_2"]["friendliness"] - 0.5) < 0.05
 
 
-def test_the_live_estimate_of_a_week_is_the_difference_of_the_sums_at_its_boundaries():
+def test_the_live_estimate_scores_the_updates_the_reads_placed_over_the_same_ticks():
     from datetime import UTC, datetime, timedelta
 
-    from jobs.demo_revisits import live_weeks
+    from jobs.demo_revisits import evaluate_revisits
 
-    t0 = datetime(2026, 11, 24, tzinfo=UTC)
-    sums = []
-    # A page's flushes, placed by its own clock (ticks watched): the last of week 1 at tick 160, of week 2 at 330.
-    for minute, (ticks, revisits, updates, timely) in enumerate([(5, 1, 0, 0), (160, 15, 7, 7), (330, 40, 14, 10)]):
-        for name, value in (("ticks_watched", ticks), ("revisits", revisits), ("update_ticks", updates),
-                            ("timely_ticks", timely), ("new_items", updates), ("delay_hours_sum", 0.0)):
-            sums.append(("p", name, float(value), t0 + timedelta(minutes=minute)))
-    weeks = live_weeks(sums, 2, 1.0)
-    # Week 1: 7 of 7 update ticks caught, 15 revisits of which 8 on quiet ticks, out of 153 quiet ticks.
-    assert weeks[0] == {"timeliness": 1.0, "friendliness": round((153 - 8) / 153, 4)}
-    # Week 2: 3 of 7 caught, 25 revisits, 22 on quiet ticks out of 163.
-    assert weeks[1] == {"timeliness": round(3 / 7, 4), "friendliness": round((163 - 22) / 163, 4)}
-    # Counted from a later start (the watch phase's, after the flush at tick 5): week 1 runs from tick 5 to
-    # 173, its last flush still the one at 160 — 14 revisits, 7 on quiet ticks, out of 148 quiet ticks.
-    later = live_weeks(sums, 1, 1.0, began=t0 + timedelta(seconds=30))
-    assert later[0] == {"timeliness": 1.0, "friendliness": round((148 - 7) / 148, 4)}
+    start = datetime(2026, 1, 5, tzinfo=UTC)
+    url = "https://a.example/events"
+    # The model fetches at 08:00 every day for 10 days; the reads placed an update at 08:00 on days 0–6 (the
+    # revisit's own tick: timely) and at 07:00 on days 7–9 (a tick before: late). Week 2 is 3 days long.
+    placed = [start + timedelta(days=d, hours=8 if d < 7 else 7) for d in range(10)]
+    decisions = [(url, start + timedelta(hours=h), (h - 8) % 24 == 0) for h in range(1, 24 * 10 + 1)]
+    weeks = evaluate_revisits({url: placed}, decisions, 1.0, start, weeks=2)["weeks"]
+    assert weeks[0]["model"]["timeliness"] == 1.0 and weeks[0]["model"]["friendliness"] == 1.0
+    # Week 2: no update tick caught; its 3 fetches fell on 3 of its 69 quiet ticks.
+    assert weeks[1]["model"]["timeliness"] == 0.0
+    assert weeks[1]["model"]["friendliness"] == pytest.approx((69 - 3) / 69, abs=1e-4)

@@ -18,6 +18,8 @@ def test_every_topic_of_the_design_is_registered():
         "deadletter",
         # ours: each discovery episode's end and cost, each domain expansion round, for ClickHouse
         "discovery.episodes", "expansion.rounds",
+        # the update ticks each revisit's read placed: the live figures of any period
+        "revisit.observed",
         # the service's: watches stopped, people's verdicts on found pages, webhooks and their posts
         "watch.stopped", "sources.verdicts", "webhooks.set", "webhooks.deliveries",
     }

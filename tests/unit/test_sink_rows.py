@@ -1,6 +1,6 @@
 """Rows for every sinkable topic fit their ClickHouse tables (checked against a real chDB)."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,7 +14,7 @@ from schemas.links import Anchor, LinksScored, SourceFound, SourceVerdict, Watch
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags, TaggedLink
 from schemas.records import ItemDiscovered, RecordExtracted
-from schemas.revisit import RevisitDecision
+from schemas.revisit import RevisitDecision, RevisitObserved
 from schemas.webhooks import WebhookDelivery, WebhookSet
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
@@ -39,6 +39,8 @@ SAMPLES = {
                                        first_seen=NOW),
     "revisit.decisions": RevisitDecision(site="e.org", page_url="https://e.org/events", tick_at=NOW,
                                          policy="rc-1h", fetch=True),
+    "revisit.observed": RevisitObserved(site="e.org", page_url="https://e.org/events", tick_at=NOW,
+                                        update_ticks=[NOW - timedelta(hours=2), NOW]),
     "pagination.tags": PaginationTags(site="e.org", crawl_id="c", source_url="https://e.org/events",
                                       page_url="https://e.org/events?page=2", final_url="https://e.org/events?page=2",
                                       model="default v2", nodes=40, links=[
