@@ -88,6 +88,8 @@ class WatchedSource(BaseModel):
     page_url: str
     site: str
     added_tick: int
+    # Found by discovery (a classifier's judgement), not listed by a person: its first read must show a list.
+    discovered: bool = False
     # Ticks up to this one are decided; a tick at or before it is a duplicate.
     last_tick: int
     # The latest tick whose revisit outcome is in: new items found later appeared after it.
@@ -131,10 +133,10 @@ class WatchedSource(BaseModel):
         }
 
 
-def start_watching(page_url: str, site: str, now_tick: int) -> WatchedSource:
+def start_watching(page_url: str, site: str, now_tick: int, discovered: bool = False) -> WatchedSource:
     """A new watch: its first read is at this tick (first_read), its first decision at the next one."""
-    return WatchedSource(page_url=page_url, site=site, added_tick=now_tick, last_tick=now_tick,
-                         observed_until=now_tick - 1)
+    return WatchedSource(page_url=page_url, site=site, added_tick=now_tick, discovered=discovered,
+                         last_tick=now_tick, observed_until=now_tick - 1)
 
 
 def revisit_request(source: WatchedSource, tick: int, clock: RevisitClock, event_id: str) -> CrawlRequest:
@@ -212,11 +214,12 @@ def decide(model: RhythmLSTM, due: Sequence[tuple[WatchedSource, RevisitTick]], 
 class Observation:
     """An outcome folded in: False `in_order` when it came after a later revisit's outcome (its items were then
     already counted there, so only its validators are kept); what the read taught, when it was read; the update
-    ticks it added to the live figures (those since the watch began)."""
+    ticks it added to the live figures (those since the watch began); whether it was the page's first read."""
 
     in_order: bool
     learned: Learned | None = None
     counted_ticks: tuple[int, ...] = ()
+    first_read: bool = False
 
 
 def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock, prior: RhythmPrior) -> Observation:
@@ -237,7 +240,16 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock,
                                                               outcome.tick_at)
     learned = learn_read(source, prior, tick, listed, not read_before)
     counted = _count_figures(source, learned, tick, clock) if outcome.new_items else ()
-    return Observation(True, learned, counted)
+    return Observation(True, learned, counted, first_read=not read_before)
+
+
+def withdrawal_reason(source: WatchedSource, outcome: RevisitOutcome, observation: Observation) -> str | None:
+    """Why a find is withdrawn from watching, or None: a page discovery judged a source page whose first read
+    shows no list at all (no record extracted: an article, a contact page the classifier mistook) has nothing
+    to watch. A page a person listed is kept (they asked for it); a failed read decides nothing."""
+    if source.discovered and observation.first_read and not outcome.listed:
+        return "its first read shows no list"
+    return None
 
 
 def _count_figures(source: WatchedSource, learned: Learned, tick: int, clock: RevisitClock) -> tuple[int, ...]:

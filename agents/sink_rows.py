@@ -118,7 +118,8 @@ def _metric_rows(metric: Metric) -> list[Row]:
 
 
 def _stop_rows(stop: WatchStopped) -> list[Row]:
-    return [{"event_id": stop.event_id, "site": stop.site, "url": stop.url, "created_at": stop.created_at}]
+    return [{"event_id": stop.event_id, "site": stop.site, "url": stop.url, "reason": stop.reason,
+             "created_at": stop.created_at}]
 
 
 def _verdict_rows(verdict: SourceVerdict) -> list[Row]:

@@ -27,11 +27,13 @@ from agents.revisit import (
     observe,
     start_watching,
     tick_message,
+    withdrawal_reason,
 )
 from models.revisit.rhythm import summarize_rhythm
 from models.revisit.rhythm_model import RhythmLSTM, load_model
 from models.revisit.schedule import starvation_ticks
 from schemas.base import derived_event_id
+from schemas.links import WatchStopped
 from schemas.revisit import RevisitObserved, RevisitTick
 from streams import metrics
 from streams.app import app, settings
@@ -84,7 +86,7 @@ async def watch_sources(stream):
         for found in await decode_events("sources.found", [event]):
             if found.url in watched:
                 continue
-            source = start_watching(found.url, found.site, clock.tick())
+            source = start_watching(found.url, found.site, clock.tick(), discovered=found.kind == "discovered")
             request = first_read(source, clock)
             watched[found.url] = source.model_dump(mode="json")
             await send("crawl.requests", request)
@@ -101,7 +103,7 @@ async def stop_watching(stream):
                 continue
             _ticks_sent.pop(stopped.url, None)
             metrics.count("sources_unwatched", "revisit")
-            log.info("no longer watching %s", stopped.url)
+            log.info("no longer watching %s (%s)", stopped.url, stopped.reason)
 
 
 @app.timer(interval=min(max(clock.real_seconds_per_tick() / 4, 0.25), 60.0))
@@ -187,6 +189,13 @@ async def observe_revisits(stream):
                 metrics.count("outcomes_out_of_order", "revisit")
             if observation.learned is not None:
                 _log_dates_not_read(outcome.page_url, observation.learned)
+            if (reason := withdrawal_reason(source, outcome, observation)) is not None:
+                # Stopped as a person's stop is (stop_watching takes it out of the table, its webhook stops, the
+                # stop and its reason are stored); nothing of this read is kept.
+                log.warning("%s withdrawn from watching: %s", outcome.page_url, reason)
+                metrics.count("finds_withdrawn", "revisit")
+                await send("watch.stopped", WatchStopped(site=outcome.site, url=outcome.page_url, reason=reason))
+                continue
             if observation.counted_ticks:
                 await send("revisit.observed", RevisitObserved(
                     event_id=derived_event_id(outcome.event_id, "observed"), site=outcome.site,

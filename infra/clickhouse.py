@@ -221,6 +221,15 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE VIEW IF NOT EXISTS revisit_observed AS SELECT * FROM revisit_observed_store FINAL",
         ],
     ),
+    (
+        # A watch stop says why: a person's request, or a find withdrawn (its first read showed no list).
+        10,
+        [
+            "ALTER TABLE watch_stops_store ADD COLUMN IF NOT EXISTS reason String DEFAULT 'requested' AFTER url",
+            "DROP VIEW IF EXISTS watch_stops",
+            "CREATE VIEW watch_stops AS SELECT * FROM watch_stops_store FINAL",
+        ],
+    ),
 ]
 
 

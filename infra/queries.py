@@ -161,19 +161,20 @@ def _sources(pages: str) -> str:
     """Source pages found or watched, with what has been read of them and their live figures; `pages` is a
     subquery of the URLs to show, which every aggregate is narrowed to first (not the whole tables). A page
     with nothing read has 0 records and new items, and no last times (the service reads the epoch as none); it
-    is watched unless a stop came after it was last found or added."""
+    is watched unless a stop came after it was last found or added (then `stopped_because` says why: a person's
+    request, or the revisit stage's reason for withdrawing a find)."""
     figures = ", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}"
                         for name in REVISIT_FIGURES + ("updates_per_day",))
     return f"""
     WITH page AS ({pages})
     SELECT {_SOURCE_ID} AS id, url, site, kind, score, found_at, crawl_id, toBool(stopped_at < last_found) AS watching,
-           records, last_record_seen, new_items, last_new_item, timeliness, friendliness, delay_h, fetches_per_item,
+           if(stopped_at < last_found, NULL, stop_reason) AS stopped_because, records, last_record_seen, new_items, last_new_item, timeliness, friendliness, delay_h, fetches_per_item,
            updates_per_day, peaks
     FROM (SELECT url, any(site) AS site, argMax(kind, created_at) AS kind, max(score) AS score,
                  min(created_at) AS found_at, max(created_at) AS last_found, argMin(crawl_id, created_at) AS crawl_id
           FROM sources WHERE url IN page GROUP BY url) AS found
-    LEFT JOIN (SELECT url, max(created_at) AS stopped_at FROM watch_stops WHERE url IN page GROUP BY url) AS stops
-        USING url
+    LEFT JOIN (SELECT url, max(created_at) AS stopped_at, argMax(reason, created_at) AS stop_reason FROM watch_stops
+               WHERE url IN page GROUP BY url) AS stops USING url
     LEFT JOIN (SELECT source_url AS url, count() AS records, max(last_seen) AS last_record_seen
                FROM records WHERE source_url IN page GROUP BY source_url) AS read USING url
     LEFT JOIN (SELECT source_url AS url, uniqExact(event_id) AS new_items, max(first_seen) AS last_new_item

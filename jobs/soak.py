@@ -17,7 +17,8 @@ part of the run. Afterwards, once the groups have drained, the stored rows are h
   listing's first page by newer items before the next revisit (the listing shows page_size items), revisited
   and not found (a loss to explain), or on a page never read (its site's discovery did not find it);
 - `watched_lost`: watched pages (seeded, or found by discovery) with no decided tick in the last tenth of the
-  window;
+  window, but for `watched_withdrawn` (finds the revisit stage withdrew, with why: their first read showed no
+  list; their items count as missed for that reason);
 - `discovery`: of the sites given to discovery, the source pages found (and watched) against the truth's, and
   the false finds (pages found that are no source page); a source page never found counts its items as missed
   ("page never read");
@@ -430,6 +431,10 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
     changes = {(page, item): (count, _aware(created), _aware(ingested))
                for page, item, count, created, ingested in change_rows}
     _, decided = read_clickhouse(settings, "SELECT page_url, max(tick_at) FROM revisit_decisions GROUP BY page_url")
+    # Finds the revisit stage withdrew (their first read showed no list): not watched on purpose, so not lost.
+    _, stops = read_clickhouse(settings, "SELECT url, any(reason) FROM watch_stops WHERE reason != 'requested' "
+                                         "GROUP BY url")
+    withdrawn = {url: reason for url, reason in stops if url in set(pages)}
     last_tick = {page: _aware(at) for page, at in decided}
     window_sim = end_sim - origin_sim
     lost_before = end_sim - window_sim / 10
@@ -441,6 +446,12 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
     for site in truth.values():
         for source in site["source_pages"]:
             page, reads = source["url"], fetched.get(source["url"], [])
+            if page in withdrawn:
+                gone = sum(origin_sim < datetime.fromisoformat(item["published_at"]) <= end_sim
+                           for item in source["items"])
+                published += gone
+                missed[f"page withdrawn: {withdrawn[page]}"] += gone
+                continue
             if not reads:
                 # A source page discovery never found: what it published in the window is missed.
                 unread = sum(origin_sim < datetime.fromisoformat(item["published_at"]) <= end_sim
@@ -478,10 +489,11 @@ def _against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim
                     examples[reason].append({"page": page, "item": item["url"], "published": at.isoformat(),
                                              "next_read": next_read.isoformat() if next_read else None})
     duplicates = sum(count > 1 for count, _, _ in changes.values())
-    lost = sum(last_tick.get(page, end_sim - window_sim) < lost_before for page in pages)
+    lost = sum(last_tick.get(page, end_sim - window_sim) < lost_before for page in pages if page not in withdrawn)
     return {"published": published, "in_changes": in_changes, "duplicates": duplicates,
             "missed": dict(missed), "missed_examples": dict(examples),
             "missed_most_on": {reason: dict(pages.most_common(5)) for reason, pages in missed_on.items()}, "watched_lost": lost,
+            "watched_withdrawn": withdrawn,
             "fetches": len(fetch_rows), "row_latency_from_fetch_s": _percentiles(from_fetch),
             "row_latency_from_publication_s": _percentiles(from_publication)}
 

@@ -44,9 +44,12 @@ class SourceFound(Message):
 
 
 class WatchStopped(Message):
-    """A source page no longer to be watched (`DELETE /api/v1/watch`): its revisits and its webhook stop."""
+    """A source page no longer to be watched (`DELETE /api/v1/watch`, or a find withdrawn by the revisit stage):
+    its revisits and its webhook stop."""
 
     url: str
+    # Why: "requested" (a person, through the API) or the stage's reason for withdrawing a find.
+    reason: str = "requested"
 
 
 class SourceVerdict(Message):

@@ -76,6 +76,8 @@ class Source(BaseModel):
     found_at: datetime | None
     crawl_id: str
     watching: bool
+    stopped_because: str | None = Field(None, description="why it is no longer watched: \"requested\" (a person), "
+                                        "or why the revisit stage withdrew the find")
     records: int | None
     last_record_seen: datetime | None
     new_items: int | None

@@ -210,6 +210,9 @@ def _send(url: str, token: str, body: dict, method: str = "POST") -> int:
 def _check_stop_and_verdict(stored: dict, stopped: str, stopped_at: float, judged: str, env: dict) -> None:
     assert {source["url"]: source["watching"] for source in stored["sources"]}[stopped] is False
     assert sum(source["watching"] for source in stored["sources"]) == SOURCES - 1
+    # The stop says why; a watched page has no such reason.
+    assert {source["url"]: source["stopped_because"] for source in stored["sources"]}[stopped] == "requested"
+    assert all(source["stopped_because"] is None for source in stored["sources"] if source["watching"])
     # Its ticks stopped (a tick already on its way may still have been decided).
     last = _sql("SELECT toUnixTimestamp(max(ingested_at)) AS at FROM revisit_decisions WHERE page_url = "
                 f"'{stopped}'", env)[0]["at"]

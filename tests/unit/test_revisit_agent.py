@@ -17,6 +17,7 @@ from agents.revisit import (
     observe,
     start_watching,
     tick_message,
+    withdrawal_reason,
 )
 from infra.settings import Settings
 from models.revisit.rhythm import RhythmPrior, slots_of
@@ -110,6 +111,20 @@ def test_outcomes_give_timeliness_friendliness_delay_and_fetches_per_item_as_def
     assert figures["friendliness"] == pytest.approx((7 - 2) / 7)
     assert figures["delay_h"] == pytest.approx((0.5 + 1.5 + 1.5) / 3)
     assert figures["fetches_per_item"] == 1.0
+
+
+def test_a_discovered_page_whose_first_read_shows_no_list_is_withdrawn_and_only_then():
+    def first_reads(discovered: bool, *outcomes: RevisitOutcome) -> list[str | None]:
+        source = start_watching(URL, "example.org", 100, discovered=discovered)
+        return [withdrawal_reason(source, outcome, observe(source, outcome, CLOCK, PRIOR)) for outcome in outcomes]
+
+    dated = [CLOCK.tick_time(90), None]
+    # A find whose first read lists items stays, and so does it when a later read lists none (a page emptied).
+    assert first_reads(True, _outcome(100, listed=dated), _outcome(101)) == [None, None]
+    # A find whose first read shows no list goes, with the reason; a failed read before it decides nothing.
+    assert first_reads(True, _outcome(100, read=False), _outcome(101)) == [None, "its first read shows no list"]
+    # A page a person listed is kept however it reads.
+    assert first_reads(False, _outcome(100)) == [None]
 
 
 def test_items_from_before_the_watch_began_are_not_counted():

@@ -1,0 +1,67 @@
+"""A page discovery found is read as its watch begins; a find whose first read shows no list is withdrawn (a
+stop with its reason, through the real broker into ClickHouse), a find with a list stays watched."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from aiokafka import AIOKafkaProducer
+
+from infra.kafka_topics import ensure_topics
+from infra.processes import serve_in_child
+from schemas.links import SourceFound
+from schemas.registry import encode
+from schemas.sites import site_of
+from tests.integration.test_revisit_pipeline import _run_worker_until, _sql
+
+pytestmark = pytest.mark.kafka
+
+LISTING = "<html><head><title>News</title></head><body><nav><a href='/'>Home</a> <a href='/about.html'>About</a>" \
+          "</nav><main><h1>News</h1><ul class='news'>{items}</ul></main></body></html>"
+ITEM = "<li class='entry'><a href='/news/{n}.html'>Council meeting number {n} on the budget</a> " \
+       "<span class='date'>2026-11-{day:02d}</span><p>What the council decided at its meeting {n}.</p></li>"
+ARTICLE = "<html><head><title>About us</title></head><body><main><h1>About us</h1>" + \
+          "<p>We are a small association of neighbours who meet to talk about the town and its streets.</p>" * 3 + \
+          "</main></body></html>"
+
+
+async def _found(bootstrap: str, prefix: str, urls: list[str]) -> None:
+    await ensure_topics(bootstrap, prefix, 4)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        for url in urls:
+            found = SourceFound(site=site_of(url), url=url, crawl_id="discover-test", kind="discovered", score=0.9,
+                                clicks=1)
+            await producer.send(prefix + "sources.found", encode(found), key=found.site.encode())
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "news.html").write_text(LISTING.format(items="".join(ITEM.format(n=n, day=20 - n) for n in range(1, 9))))
+    (site / "about.html").write_text(ARTICLE)
+    with serve_in_child(["serve-sites", str(site)], pipeline_env) as homepages:
+        root = next(iter(homepages.values())).rstrip("/")
+        listing, article = f"{root}/news.html", f"{root}/about.html"
+        asyncio.run(_found(pipeline_env["SOURCEWATCH_KAFKA_BOOTSTRAP"], pipeline_env["SOURCEWATCH_TOPIC_PREFIX"],
+                           [listing, article]))
+
+        def listing_gauges() -> list[dict]:
+            return _sql("SELECT DISTINCT name FROM metrics WHERE stage = 'revisit' AND labels['source'] = "
+                        f"'{listing}'", pipeline_env)
+
+        _run_worker_until(pipeline_env, lambda: bool(_sql("SELECT url FROM watch_stops", pipeline_env))
+                          and bool(listing_gauges()), timeout=150)
+        stops = _sql("SELECT url, reason FROM watch_stops", pipeline_env)
+        gauges = {row["name"] for row in listing_gauges()}
+        records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{listing}'", pipeline_env)[0]["n"]
+    assert stops == [{"url": article, "reason": "its first read shows no list"}]
+    # The listing read as a list and stays watched: its first read was observed (its live figures and learned
+    # rhythm streamed), and its records stored.
+    assert {"revisits", "known_hours"} <= gauges
+    assert records >= 3
