@@ -195,5 +195,6 @@ def revisit_outcome(page: PageFetched, new_items: Sequence[ItemDiscovered],
         tick_at=page.tick_at or fetched_at(page), read=read,
         error="" if read else (page.error_detail or f"{page.error.value} (status {page.status})"),
         new_items=len(new_items), published=[item.date for item in new_items],
-        listed=[record.date for record in records], etag=page.etag,
+        listed=[record.date for record in records], linked=sum(bool(record.item_url) for record in records),
+        etag=page.etag,
         last_modified=page.last_modified)

@@ -39,6 +39,8 @@ class RevisitOutcome(Message):
     published: list[datetime | None] = Field(default_factory=list)
     # The listed time of every item the page lists (a page's first read bootstraps its history from them).
     listed: list[datetime | None] = Field(default_factory=list)
+    # How many of them link to an item's own page.
+    linked: int = 0
     # Validators of this fetch, for the next revisit's conditional GET.
     etag: str | None = None
     last_modified: str | None = None

@@ -60,7 +60,8 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
         stops = _sql("SELECT url, reason FROM watch_stops", pipeline_env)
         gauges = {row["name"] for row in listing_gauges()}
         records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{listing}'", pipeline_env)[0]["n"]
-    assert stops == [{"url": article, "reason": "its first read shows no list"}]
+    # The article's paragraphs repeat (records to a list finder) but are neither dated nor linked.
+    assert stops == [{"url": article, "reason": "its first read shows no dated or linked list"}]
     # The listing read as a list and stays watched: its first read was observed (its live figures and learned
     # rhythm streamed), and its records stored.
     assert {"revisits", "known_hours"} <= gauges

@@ -42,9 +42,11 @@ def _rhythm_only(threshold: float) -> RhythmLSTM:
     return model
 
 
-def _outcome(tick: int, new_items: int = 0, published=(), read: bool = True, listed=()) -> RevisitOutcome:
+def _outcome(tick: int, new_items: int = 0, published=(), read: bool = True, listed=(), linked: int = 0
+             ) -> RevisitOutcome:
     return RevisitOutcome(site="example.org", page_url=URL, tick_at=CLOCK.tick_time(tick), read=read,
-                          new_items=new_items, published=list(published), listed=list(listed), etag='"v2"')
+                          new_items=new_items, published=list(published), listed=list(listed), linked=linked,
+                          etag='"v2"')
 
 
 def test_ticks_are_epoch_aligned_and_a_moment_belongs_to_the_tick_it_ends_in():
@@ -119,10 +121,15 @@ def test_a_discovered_page_whose_first_read_shows_no_list_is_withdrawn_and_only_
         return [withdrawal_reason(source, outcome, observe(source, outcome, CLOCK, PRIOR)) for outcome in outcomes]
 
     dated = [CLOCK.tick_time(90), None]
-    # A find whose first read lists items stays, and so does it when a later read lists none (a page emptied).
+    # A find whose first read lists dated items stays, and so does it when a later read lists none (a page
+    # emptied); an undated list whose items link to their pages stays too.
     assert first_reads(True, _outcome(100, listed=dated), _outcome(101)) == [None, None]
+    assert first_reads(True, _outcome(100, listed=[None, None], linked=2)) == [None]
     # A find whose first read shows no list goes, with the reason; a failed read before it decides nothing.
     assert first_reads(True, _outcome(100, read=False), _outcome(101)) == [None, "its first read shows no list"]
+    # Records neither dated nor linked (an article's paragraphs) are no list of items.
+    assert first_reads(True, _outcome(100, listed=[None, None, None])) == ["its first read shows no dated or "
+                                                                           "linked list"]
     # A page a person listed is kept however it reads.
     assert first_reads(False, _outcome(100)) == [None]
 
