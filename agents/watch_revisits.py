@@ -206,7 +206,7 @@ async def observe_revisits(stream):
                 metrics.count("revisits_failed", "revisit")
             watched[outcome.page_url] = source.model_dump(mode="json")
             now = clock.tick()
-            # The figures' sums too, so a period's figures are the difference of two moments' sums.
+            # The figures' sums too (a period's own figures come from revisit.observed and the decisions).
             counts = {"ticks_watched": now - source.added_tick, "revisits": source.fetches, "new_items": source.items,
                       "update_ticks": source.update_ticks, "timely_ticks": source.timely,
                       "delay_hours_sum": source.delay_hours}

@@ -168,8 +168,8 @@ def _sources(pages: str) -> str:
     return f"""
     WITH page AS ({pages})
     SELECT {_SOURCE_ID} AS id, url, site, kind, score, found_at, crawl_id, toBool(stopped_at < last_found) AS watching,
-           if(stopped_at < last_found, NULL, stop_reason) AS stopped_because, records, last_record_seen, new_items, last_new_item, timeliness, friendliness, delay_h, fetches_per_item,
-           updates_per_day, peaks
+           if(stopped_at < last_found, NULL, stop_reason) AS stopped_because, records, last_record_seen, new_items,
+           last_new_item, timeliness, friendliness, delay_h, fetches_per_item, updates_per_day, peaks
     FROM (SELECT url, any(site) AS site, argMax(kind, created_at) AS kind, max(score) AS score,
                  min(created_at) AS found_at, max(created_at) AS last_found, argMin(crawl_id, created_at) AS crawl_id
           FROM sources WHERE url IN page GROUP BY url) AS found
