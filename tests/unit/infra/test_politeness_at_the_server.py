@@ -1,10 +1,10 @@
 """Politeness measured where it counts: the simulated sites' server counts how crawlers treat each site
-(infra.simweb Visits), and the soak judges those counts against the settings (jobs.soak.politeness)."""
+(infra.simweb Visits), and the soak judges those counts against the settings (jobs.soak_truth.politeness)."""
 
 import time
 
 from infra.simweb.server import IN_FLIGHT_GRACE_SECONDS, Visits
-from jobs.soak import politeness
+from jobs.soak_truth import politeness
 
 
 def test_the_server_counts_requests_in_flight_gaps_and_impatience():

@@ -1,0 +1,161 @@
+"""The soak's figures (jobs.soak runs the soak and counts the ticks decided twice and each process's memory;
+the rest is held here against the simulated web's truth, once the groups have drained):
+
+- an item counts as published in the window when it appeared after its page's first read and before the end
+  (on a source page never read — one discovery did not find — after the window's start);
+- `in_changes`: those with a row in `changes`; `duplicates`: items with more than one row there;
+- `missed`, by reason: published after the page's last revisit (not yet due: not a loss), pushed off the
+  listing's first page by newer items before the next revisit (the listing shows page_size items), revisited
+  and not found (a loss to explain), or on a page never read (its site's discovery did not find it);
+- `watched_lost`: watched pages (seeded, or found by discovery) with no decided tick in the last tenth of the
+  window, but for `watched_withdrawn` (finds the revisit stage withdrew, with why: their first read showed no
+  list; their items count as missed for that reason);
+- `discovery`: of the sites given to discovery, the source pages found (and watched) against the truth's, and
+  the false finds (pages found that are no source page); a source page never found counts its items as missed
+  ("page never read");
+- `ticks_decided_twice`: (page, tick) pairs on revisit.decisions more than once (the topic, not the deduplicated
+  table);
+- latency of a new item's row: from the fetch that saw it (real seconds), and from its publication (simulated
+  time converted to real seconds at the clock's speed);
+- politeness, measured at the simulated sites' server: requests in flight per site, the shortest gap between
+  two, requests before a Retry-After had passed; memory: each process's resident size late in the run over
+  early in it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from infra.settings import Settings
+from infra.sql_owner import read_clickhouse
+from schemas.sites import site_of
+
+
+def found_by_discovery(settings: Settings, truth: dict, names: list[str]) -> tuple[dict, list[str]]:
+    """The discovery sites' source pages found (rows in `sources`) and watched (a decided tick) against the
+    truth, and the pages found that are watched."""
+    if not names:
+        return {"sites": 0}, []
+    sites = {site_of(truth[name]["homepage"]) for name in names}
+    _, rows = read_clickhouse(settings, "SELECT DISTINCT url FROM sources")
+    found = {url for (url,) in rows if site_of(url) in sites}
+    _, decided = read_clickhouse(settings, "SELECT DISTINCT page_url FROM revisit_decisions")
+    decided_pages = {url for (url,) in decided}
+    true_pages = {source["url"] for name in names for source in truth[name]["source_pages"]}
+    return {"sites": len(names), "sites_with_source": sum(bool(truth[name]["source_pages"]) for name in names),
+            "source_pages": len(true_pages), "found": len(found & true_pages), "false_finds": sorted(found - true_pages),
+            "watched": len(found & true_pages & decided_pages)}, sorted(found & decided_pages)
+
+
+def politeness(visits: dict[str, dict], concurrency: int, delay_s: float) -> dict:
+    """How the crawl treated the simulated sites, measured at their server (infra.simweb `/__visits__`): the
+    most requests one site had in flight at once, the shortest gap between two of a site's requests (the
+    setting's delay, in real seconds on the sped-up clock; arrivals jitter by a connection's set-up), and
+    requests made before a Retry-After had passed; `exceeded`: sites over the concurrency or not waiting."""
+    gaps = [site["min_gap_s"] for site in visits.values() if site["min_gap_s"] is not None]
+    crowded = sorted(name for name, site in visits.items() if site["max_in_flight"] > concurrency)
+    impatient = sorted(name for name, site in visits.items() if site["before_retry_after"])
+    return {"requests": sum(site["requests"] for site in visits.values()),
+            "max_in_flight": max((site["max_in_flight"] for site in visits.values()), default=0),
+            "allowed_in_flight": concurrency, "min_gap_s": min(gaps, default=None), "delay_s": round(delay_s, 6),
+            "before_retry_after": sum(site["before_retry_after"] for site in visits.values()),
+            "exceeded": sorted(set(crowded) | set(impatient))}
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim: datetime, origin_wall: float,
+                   speed: float, end_sim: datetime) -> dict:
+    def simulated(real: datetime) -> datetime:
+        return origin_sim + timedelta(seconds=(_aware(real).timestamp() - origin_wall) * speed)
+
+    _, fetch_rows = read_clickhouse(settings, "SELECT url, fetched_at FROM fetches WHERE status IN (200, 304) "
+                                              "ORDER BY fetched_at")
+    fetched: dict[str, list[datetime]] = defaultdict(list)
+    for url, at in fetch_rows:
+        fetched[url].append(_aware(at))
+    # Per source page: an item may be read on a later page of its list (agents.overflow). An item without a
+    # link (a list read wrongly: dates alone) is known by its title.
+    _, change_rows = read_clickhouse(settings, "SELECT source_url, if(item_url = '', concat('title:', title), "
+                                               "item_url) AS item, count(), min(created_at), min(ingested_at) "
+                                               "FROM changes GROUP BY source_url, item")
+    changes = {(page, item): (count, _aware(created), _aware(ingested))
+               for page, item, count, created, ingested in change_rows}
+    _, decided = read_clickhouse(settings, "SELECT page_url, max(tick_at) FROM revisit_decisions GROUP BY page_url")
+    # Finds the revisit stage withdrew (their first read showed no list): not watched on purpose, so not lost.
+    _, stops = read_clickhouse(settings, "SELECT url, any(reason) FROM watch_stops WHERE reason != 'requested' "
+                                         "GROUP BY url")
+    withdrawn = {url: reason for url, reason in stops if url in set(pages)}
+    last_tick = {page: _aware(at) for page, at in decided}
+    window_sim = end_sim - origin_sim
+    lost_before = end_sim - window_sim / 10
+    published = in_changes = 0
+    missed: Counter[str] = Counter()
+    missed_on: dict[str, Counter[str]] = defaultdict(Counter)
+    examples: dict[str, list[dict]] = defaultdict(list)
+    from_fetch, from_publication = [], []
+    for site in truth.values():
+        for source in site["source_pages"]:
+            page, reads = source["url"], fetched.get(source["url"], [])
+            if page in withdrawn:
+                gone = sum(origin_sim < datetime.fromisoformat(item["published_at"]) <= end_sim
+                           for item in source["items"])
+                published += gone
+                missed[f"page withdrawn: {withdrawn[page]}"] += gone
+                continue
+            if not reads:
+                # A source page discovery never found: what it published in the window is missed.
+                unread = sum(origin_sim < datetime.fromisoformat(item["published_at"]) <= end_sim
+                             for item in source["items"])
+                published += unread
+                missed["page never read"] += unread
+                continue
+            first_read = simulated(reads[0])
+            reads_sim = [simulated(read) for read in reads]
+            items = sorted(source["items"], key=lambda item: item["published_at"])
+            times = [datetime.fromisoformat(item["published_at"]) for item in items]
+            for index, (item, at) in enumerate(zip(items, times, strict=True)):
+                if not first_read < at <= end_sim:
+                    continue
+                published += 1
+                row = changes.get((page, item["url"]))
+                if row is not None:
+                    in_changes += 1
+                    _, created, ingested = row
+                    saw = max((read for read in reads if read <= created), default=created)
+                    from_fetch.append((ingested - saw).total_seconds())
+                    publication_real = origin_wall + (at - origin_sim).total_seconds() / speed
+                    from_publication.append(ingested.timestamp() - publication_real)
+                    continue
+                next_read = next((read for read in reads_sim if read >= at), None)
+                if next_read is None:
+                    reason = "published after the page's last read"
+                elif sum(at < later <= next_read for later in times[index + 1:]) >= source["page_size"]:
+                    reason = "pushed off the first page before the next read"
+                else:
+                    reason = "read after its publication, not found"
+                missed[reason] += 1
+                missed_on[reason][page] += 1
+                if len(examples[reason]) < 5:
+                    examples[reason].append({"page": page, "item": item["url"], "published": at.isoformat(),
+                                             "next_read": next_read.isoformat() if next_read else None})
+    duplicates = sum(count > 1 for count, _, _ in changes.values())
+    lost = sum(last_tick.get(page, end_sim - window_sim) < lost_before for page in pages if page not in withdrawn)
+    return {"published": published, "in_changes": in_changes, "duplicates": duplicates,
+            "missed": dict(missed), "missed_examples": dict(examples),
+            "missed_most_on": {reason: dict(pages.most_common(5)) for reason, pages in missed_on.items()}, "watched_lost": lost,
+            "watched_withdrawn": withdrawn,
+            "fetches": len(fetch_rows), "row_latency_from_fetch_s": _percentiles(from_fetch),
+            "row_latency_from_publication_s": _percentiles(from_publication)}
+
+
+def _percentiles(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "p99": None}
+    p50, p99 = np.percentile(values, [50, 99])
+    return {"p50": round(float(p50), 2), "p99": round(float(p99), 2)}
