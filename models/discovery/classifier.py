@@ -21,8 +21,6 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import StandardScaler
 
 from infra.settings import Settings
 from models.discovery.agent import path_words
@@ -151,8 +149,18 @@ class SourcePageModel:
         return cls(state["mean"].numpy(), state["scale"].numpy(), state["weights"].numpy(), state["bias"], state["c"])
 
 
-def _fitted(vectors: np.ndarray, labels: np.ndarray, c: float) -> LogisticRegression:
+def _fitted(vectors: np.ndarray, labels: np.ndarray, c: float):
+    # scikit-learn (with the SciPy, pandas and pyarrow it imports: ~150 MB resident) is imported where a model
+    # is trained, not where the stream's workers load this module to score pages with the trained one.
+    from sklearn.linear_model import LogisticRegression
+
     return LogisticRegression(C=c, class_weight="balanced", max_iter=MAX_ITERATIONS).fit(vectors, labels)
+
+
+def _scaler(vectors: np.ndarray):
+    from sklearn.preprocessing import StandardScaler
+
+    return StandardScaler().fit(vectors)
 
 
 def chosen_regularisation(vectors: np.ndarray, labels: np.ndarray, groups: Sequence[str]) -> float:
@@ -169,7 +177,7 @@ def chosen_regularisation(vectors: np.ndarray, labels: np.ndarray, groups: Seque
         predicted = np.zeros(len(labels), dtype=bool)
         for fold in range(INNER_FOLDS):
             test = folds == fold
-            scaler = StandardScaler().fit(vectors[~test])
+            scaler = _scaler(vectors[~test])
             model = _fitted(scaler.transform(vectors[~test]), labels[~test], c)
             predicted[test] = model.predict_proba(scaler.transform(vectors[test]))[:, 1] >= 0.5
         f1 = scores(predicted, labels.astype(bool))["f1"]
@@ -218,7 +226,7 @@ def train_classifier(vectors: np.ndarray, labels: np.ndarray, groups: Sequence[s
         return _train_mlp(vectors, np.asarray(labels, dtype=bool))
     labels = np.asarray(labels, dtype=bool)
     c = chosen_regularisation(vectors, labels, groups)
-    scaler = StandardScaler().fit(vectors)
+    scaler = _scaler(vectors)
     model = _fitted(scaler.transform(vectors), labels, c)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     return SourcePageModel(scaler.mean_.astype(np.float32), scale.astype(np.float32),
