@@ -39,6 +39,21 @@ def test_the_cache_embeds_each_distinct_text_once():
     assert cached.encode([]).shape == (0, 2)
 
 
+def test_the_cache_keeps_the_most_recently_used_texts_up_to_its_bound():
+    inner = _Counting()
+    cached = CachedEncoder(inner, cache_bytes=3 * 4 * inner.dim)  # three 2-d float32 rows
+    assert cached.capacity == 3
+    cached.encode(["a", "bb", "ccc"])
+    cached.encode(["a"])  # used again: "bb" is now the least recent
+    vectors = cached.encode(["dddd", "eeeee"])  # one call with more new texts than the bound still answers
+    assert len(cached) == 3 and vectors.shape == (2, 2) and vectors[1, 0] == 5
+    inner.seen.clear()
+    cached.encode(["a", "bb", "ccc", "eeeee"])
+    assert inner.seen == ["bb", "ccc"]  # evicted least recent first; "a" and "eeeee" were kept
+    many = cached.encode([str(n) * 2 for n in range(10)])  # a batch larger than the whole cache
+    assert many.shape == (10, 2) and len(cached) == 3
+
+
 def test_laser_without_its_files_says_which_are_missing(tmp_path):
     with pytest.raises(EncoderUnavailable, match="93langs.fcodes, 93langs.fvocab, bilstm.93langs"):
         LaserEncoder(tmp_path)
