@@ -7,9 +7,12 @@ the rest is held here against the simulated web's truth, once the groups have dr
 - `missed`, by reason: published after the page's last revisit (not yet due: not a loss), pushed off the
   listing's first page by newer items before the next revisit (the listing shows page_size items), revisited
   and not found (a loss to explain), or on a page never read (its site's discovery did not find it);
-- `watched_lost`: watched pages (seeded, or found by discovery) with no decided tick in the last tenth of the
-  window, but for `watched_withdrawn` (finds the revisit stage withdrew, with why: their first read showed no
-  list; their items count as missed for that reason);
+- `watched_lost`: watched pages (seeded, or found by discovery) whose last decided tick is more than a tenth of
+  the window behind the latest tick the revisit stage decided for any page — fallen out of the decision loop —
+  but for `watched_withdrawn` (finds the revisit stage withdrew, with why: their first read showed no list;
+  their items count as missed for that reason); `decisions_behind_h`: how far (simulated hours) that latest
+  decided tick is behind the clock at the window's end — the whole stage running late on a saturated machine
+  is lateness, not loss, and is reported as such;
 - `discovery`: of the sites given to discovery, the source pages found (and watched) against the truth's, and
   the false finds (pages found that are no source page); a source page never found counts its items as missed
   ("page never read");
@@ -93,7 +96,8 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     withdrawn = {url: reason for url, reason in stops if url in set(pages)}
     last_tick = {page: _aware(at) for page, at in decided}
     window_sim = end_sim - origin_sim
-    lost_before = end_sim - window_sim / 10
+    decided_until = max(last_tick.values(), default=origin_sim)
+    lost_before = decided_until - window_sim / 10
     published = in_changes = 0
     missed: Counter[str] = Counter()
     missed_on: dict[str, Counter[str]] = defaultdict(Counter)
@@ -145,11 +149,12 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                     examples[reason].append({"page": page, "item": item["url"], "published": at.isoformat(),
                                              "next_read": next_read.isoformat() if next_read else None})
     duplicates = sum(count > 1 for count, _, _ in changes.values())
-    lost = sum(last_tick.get(page, end_sim - window_sim) < lost_before for page in pages if page not in withdrawn)
+    lost = sum(last_tick.get(page, origin_sim) < lost_before for page in pages if page not in withdrawn)
     return {"published": published, "in_changes": in_changes, "duplicates": duplicates,
             "missed": dict(missed), "missed_examples": dict(examples),
             "missed_most_on": {reason: dict(pages.most_common(5)) for reason, pages in missed_on.items()}, "watched_lost": lost,
             "watched_withdrawn": withdrawn,
+            "decisions_behind_h": round((end_sim - decided_until).total_seconds() / 3600, 1),
             "fetches": len(fetch_rows), "row_latency_from_fetch_s": _percentiles(from_fetch),
             "row_latency_from_publication_s": _percentiles(from_publication)}
 
