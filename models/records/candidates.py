@@ -108,6 +108,7 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
     largest = max(max(letters), 1)
     rank = {index: position for position, index in enumerate(np.argsort([-value for value in letters]))}
     best_score = max(max(c.mdr_score for c in candidates), 1.0)
+    texts_read: dict[str, tuple[int, bool]] = {}
     rows = []
     for index, (candidate, size, per_record) in enumerate(zip(candidates, letters, record_letters)):
         records, texts = candidate.records, candidate.texts
@@ -131,7 +132,7 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
             math.log1p(sum(1 for _ in parent.iterancestors())), order.get(records[0][0], 0) / total_elements,
             float(len(records[0])), float(candidate.generator == "mdr"), float(candidate.generator == "siblings"),
             float(records[0][0].get("class") == LINE_CLASS), float(tag == "tr"), float(tag == "li"),
-            math.log1p(len(candidates)), *_witness_features(candidate.region, witness),
+            math.log1p(len(candidates)), *_witness_features(candidate.region, witness, texts_read),
         ])
     return np.asarray(rows, dtype=np.float32)
 
@@ -139,10 +140,11 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
-def _witness_features(region: DataRegion, witness: Fingerprint) -> tuple[float, ...]:
+def _witness_features(region: DataRegion, witness: Fingerprint, texts_read: dict[str, tuple[int, bool]]
+                      ) -> tuple[float, ...]:
     """What the site's other pages show of the candidate: its text (template), its structure, its structure
     with other text (data that changes from page to page), and whether there were witnesses at all."""
-    letter_share, record_share = template_shares(region.records, witness)
+    letter_share, record_share = template_shares(region.records, witness, texts_read)
     shown = float(bool(witness) and structure_shown(region, witness))
     return letter_share, record_share, shown, shown * (1.0 - record_share), float(bool(witness))
 

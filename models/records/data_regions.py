@@ -56,6 +56,7 @@ class TagStrings:
         self.codes: dict[str, int] = {}
         self.cache: dict[lxml.html.HtmlElement, tuple[int, ...]] = {}
         self._children: dict[lxml.html.HtmlElement, list[lxml.html.HtmlElement]] = {}
+        self._classes: dict[lxml.html.HtmlElement, frozenset[str]] = {}
 
     def children(self, element: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
         """element_children, once per element (lxml builds a new proxy on every child access)."""
@@ -87,12 +88,19 @@ class TagStrings:
         says so) or their tag strings are similar (MDR's test, for pages without class names)."""
         return all(map(self._same_classes, left, right)) or similar(self.of_group(left), self.of_group(right))
 
-    @staticmethod
-    def _same_classes(left: lxml.html.HtmlElement, right: lxml.html.HtmlElement) -> bool:
+    def class_names(self, element: lxml.html.HtmlElement) -> frozenset[str]:
+        """The element's class names, once per element (MDR compares each element with its neighbours at every
+        span)."""
+        found = self._classes.get(element)
+        if found is None:
+            found = self._classes[element] = frozenset((element.get("class") or "").split())
+        return found
+
+    def _same_classes(self, left: lxml.html.HtmlElement, right: lxml.html.HtmlElement) -> bool:
         """Same tag, and class names that mostly agree (Jaccard ≥ CLASS_AGREEMENT; order ignored)."""
         if left.tag != right.tag:
             return False
-        a, b = set((left.get("class") or "").split()), set((right.get("class") or "").split())
+        a, b = self.class_names(left), self.class_names(right)
         return bool(a and b) and len(a & b) >= CLASS_AGREEMENT * len(a | b)
 
 

@@ -107,7 +107,9 @@ def _separate_blocks(root: lxml.html.HtmlElement) -> None:
 def _wrap_lines(root: lxml.html.HtmlElement) -> None:
     """Make each `<br>`-separated line of an element whose content is inline an element of its own (a
     `span.LINE_CLASS`): meeting pages often list one meeting per line, and MDR compares elements, not lines."""
-    for element in [e for e in root.iter() if isinstance(e.tag, str) and e.tag not in INVISIBLE_TAGS]:
+    # Only the parents of `<br>` elements can hold lines (in any order: wrapping one moves no other's children).
+    parents = dict.fromkeys(br.getparent() for br in root.iter("br"))
+    for element in [e for e in parents if e is not None and isinstance(e.tag, str) and e.tag not in INVISIBLE_TAGS]:
         children = list(element)
         if sum(1 for child in children if child.tag == "br") < MIN_LINES - 1 or any(
                 isinstance(child.tag, str) and child.tag in BLOCK_TAGS and child.tag != "br" for child in children):

@@ -63,20 +63,28 @@ def merged(fingerprints: Iterable[Fingerprint]) -> Fingerprint:
     return frozenset().union(*fingerprints)
 
 
-def template_shares(records: list[list[lxml.html.HtmlElement]], witness: Fingerprint) -> tuple[float, float]:
+def template_shares(records: list[list[lxml.html.HtmlElement]], witness: Fingerprint,
+                    texts_read: dict[str, tuple[int, bool]] | None = None) -> tuple[float, float]:
     """(share of the records' letters in text nodes the witness pages show, share of the records all of whose
-    text the witness pages show); zeros where there are no witnesses."""
+    text the witness pages show); zeros where there are no witnesses. `texts_read` (text node → its letters
+    and whether the witnesses show it) may be shared by the calls for one page's candidates, which hold the
+    same text nodes many times over."""
     if not witness:
         return 0.0, 0.0
+    texts_read = {} if texts_read is None else texts_read
     seen_letters = all_letters = template_records = 0
     for nodes in records:
         record_seen = record_letters = 0
         for node in nodes:
             for text in node.itertext():
-                letters = letters_of(text)
+                read = texts_read.get(text)
+                if read is None:
+                    letters = letters_of(text)
+                    read = texts_read[text] = (letters, bool(letters) and _node_key(text) in witness)
+                letters, shown = read
                 if letters:
                     record_letters += letters
-                    record_seen += letters if _node_key(text) in witness else 0
+                    record_seen += letters if shown else 0
         seen_letters += record_seen
         all_letters += record_letters
         template_records += record_letters > 0 and record_seen == record_letters
