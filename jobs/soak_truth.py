@@ -93,7 +93,8 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     # Finds the revisit stage withdrew (their first read showed no list): not watched on purpose, so not lost.
     _, stops = read_clickhouse(settings, "SELECT url, any(reason) FROM watch_stops WHERE reason != 'requested' "
                                          "GROUP BY url")
-    withdrawn = {url: reason for url, reason in stops if url in set(pages)}
+    watched = set(pages)
+    withdrawn = {url: reason for url, reason in stops if url in watched}
     last_tick = {page: _aware(at) for page, at in decided}
     window_sim = end_sim - origin_sim
     decided_until = max(last_tick.values(), default=origin_sim)
@@ -106,18 +107,13 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     for site in truth.values():
         for source in site["source_pages"]:
             page, reads = source["url"], fetched.get(source["url"], [])
-            if page in withdrawn:
-                gone = sum(origin_sim < datetime.fromisoformat(item["published_at"]) <= end_sim
-                           for item in source["items"])
-                published += gone
-                missed[f"page withdrawn: {withdrawn[page]}"] += gone
-                continue
-            if not reads:
-                # A source page discovery never found: what it published in the window is missed.
+            if page in withdrawn or not reads:
+                # A find withdrawn, or a source page discovery never found: what it published in the window is
+                # missed.
                 unread = sum(origin_sim < datetime.fromisoformat(item["published_at"]) <= end_sim
                              for item in source["items"])
                 published += unread
-                missed["page never read"] += unread
+                missed[f"page withdrawn: {withdrawn[page]}" if page in withdrawn else "page never read"] += unread
                 continue
             first_read = simulated(reads[0])
             reads_sim = [simulated(read) for read in reads]
