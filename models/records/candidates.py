@@ -6,7 +6,8 @@ Generators: MDR's data regions (models.records.data_regions, with wrappers repla
 and class set, two or more). They overlap on clean lists and differ where one of them fails: MDR fragments a
 list whose records differ in structure; sibling groups miss records built of several siblings. Each
 candidate is described page-relatively (its letters against the page's and the largest candidate's, its
-rank), by its records (how many, how alike, linked, dated, headed), by where it sits (landmark, depth,
+rank), by its records (how many, how alike, linked, dated — a full date, a day of a month without its year, a
+time of day: event and meeting lists show them — headed), by where it sits (landmark, depth,
 position in the document), by which generator made it, and by how much of its text the site's other pages
 show (models.records.witnesses: template, not data).
 """
@@ -22,7 +23,7 @@ import numpy as np
 
 from models.records.data_regions import DataRegion
 from models.records.witnesses import Fingerprint, structure_shown, template_shares
-from models.records.dates import date_in_text
+from models.records.dates import date_in_text, mentions_time_of_day, names_day_of_month
 from models.records.extraction import (
     CONTENT_TAGS,
     LINE_CLASS,
@@ -40,8 +41,9 @@ from models.records.extraction import (
 MAX_SIBLING_GROUPS = 40
 FEATURES = (
     "log_records", "log_letters", "page_letter_share", "largest_letter_share", "letter_rank", "mdr_score_share",
-    "linked_share", "dated_share", "headed_share", "link_letter_share", "distinct_link_share", "record_letter_cv",
-    "largest_record_share", "log_mean_record_letters", "in_navigation", "in_content", "log_depth", "position",
+    "linked_share", "dated_share", "day_share", "timed_share", "headed_share", "link_letter_share",
+    "distinct_link_share", "record_letter_cv", "largest_record_share", "log_mean_record_letters", "in_navigation",
+    "in_content", "log_depth", "position",
     "span", "from_mdr", "from_siblings", "lines", "table_rows", "list_items", "log_candidates",
     "template_letter_share", "template_record_share", "structure_on_witness", "data_on_witness", "has_witnesses",
 )
@@ -112,6 +114,7 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
     rows = []
     for index, (candidate, size, per_record) in enumerate(zip(candidates, letters, record_letters)):
         records, texts = candidate.records, candidate.texts
+        dated = [date_in_text(text) is not None for text in texts]
         mean = statistics.fmean(per_record) if per_record else 0.0
         anchors = [a for nodes in records for node in nodes for a in ([node] if node.tag == "a" else node.iter("a"))]
         link_letters = sum(letters_of(a.text_content()) for a in anchors)
@@ -122,7 +125,9 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
             math.log1p(len(records)), math.log1p(size), size / page_letters, size / largest,
             rank[index] / len(candidates), candidate.mdr_score / best_score,
             sum(has_item_link(nodes, base_url) for nodes in records) / len(records),
-            sum(date_in_text(text) is not None for text in texts) / len(texts),
+            sum(dated) / len(texts),
+            sum(day or names_day_of_month(text) for day, text in zip(dated, texts)) / len(texts),
+            sum(mentions_time_of_day(text) for text in texts) / len(texts),
             sum(any(node.tag in _HEADINGS or any(True for _ in node.iter(*_HEADINGS)) for node in nodes)
                 for nodes in records) / len(records),
             link_letters / max(size, 1), min(len(hrefs) / len(records), 2.0),

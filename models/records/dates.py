@@ -28,6 +28,12 @@ _MONTH_DAY_YEAR = re.compile(r"(?<!\w)([^\W\d_]{3,12})\.?\s+(\d{1,2})(?:st|nd|rd
 _TIME_AFTER = re.compile(r"\s*(?:,|at|um|à|a las|alle|om|kl\.?|·|-|—)?\s*(\d{1,2})[:.h](\d{2})(?!\d)"
                          r"(?:\s*([ap])\.?m\.?(?!\w))?", re.IGNORECASE)
 _DATE_ATTRIBUTES = ("datetime", "content", "data-date", "data-start")
+# A month word beside a day, with or without a year (event lists often leave the year out: "Apr 17", "17 avril").
+_DAY_MONTH = re.compile(r"(?<!\w)(\d{1,2})(?:st|nd|rd|th|er|\.|º)?\s*(?:de\s+)?([^\W\d_]{3,12})(?![^\W\d_])")
+_MONTH_DAY = re.compile(r"(?<!\w)([^\W\d_]{3,12})\.?\s*(\d{1,2})(?:st|nd|rd|th)?(?!\d)")
+# A time of day anywhere: 18:30, 6:30 pm, 6 p.m.
+_TIME_OF_DAY = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3])(?::[0-5]\d(?![\d:])|(?::[0-5]\d)?\s*[ap]\.?m\.?(?!\w))",
+                          re.IGNORECASE)
 # Earlier languages win where two name different months alike.
 MONTH_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "sv", "nb", "da", "fi", "pl", "cs", "sk", "ru", "uk",
                    "ro", "hu", "tr", "id", "ms", "vi", "ca", "el")
@@ -115,6 +121,20 @@ def date_in_text(text: str, day_first: bool = False) -> datetime | None:
         return None
     _, end, date = min(found, key=lambda item: item[0])
     return date if has_time_of_day(date) else _with_time(date, text, end)
+
+
+def names_day_of_month(text: str) -> bool:
+    """Whether the text names a day of a month by the month's name, with or without a year ("Apr 17")."""
+    months = month_numbers()
+    for pattern, day_group, month_group in ((_DAY_MONTH, 1, 2), (_MONTH_DAY, 2, 1)):
+        for match in pattern.finditer(text):
+            if match[month_group].lower() in months and 1 <= int(match[day_group]) <= 31:
+                return True
+    return False
+
+
+def mentions_time_of_day(text: str) -> bool:
+    return _TIME_OF_DAY.search(text) is not None
 
 
 def record_date(elements: list[lxml.html.HtmlElement], text: str, day_first: bool = False) -> datetime | None:

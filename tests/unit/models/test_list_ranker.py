@@ -6,7 +6,7 @@ import torch
 
 from models.model_files import ModelVersionError
 from models.records.candidates import FEATURES, candidate_features, page_candidates
-from models.records.ranker import LargestRegion, ListRanker, train_ranker
+from models.records.ranker import TRAINING, LargestRegion, ListRanker, train_ranker
 from models.web.dom import parse_html
 
 BASE = "https://club.example.org/events/"
@@ -52,7 +52,7 @@ def _pages(seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def test_the_ranker_learns_to_rank_within_pages_and_survives_save_and_load(tmp_path):
-    ranker = train_ranker(_pages(0), epochs=20, members=2)
+    ranker = train_ranker(_pages(0), rounds=60, members=2)
     held_out = _pages(1)
     right = sum(ranker.choose(x) == int(np.argmax(y)) for x, y in held_out)
     assert right >= 0.8 * len(held_out)
@@ -60,19 +60,35 @@ def test_the_ranker_learns_to_rank_within_pages_and_survives_save_and_load(tmp_p
     ranker.save(path)
     loaded = ListRanker.load(path)
     x = held_out[0][0]
-    assert torch.allclose(loaded(torch.from_numpy(x)), ranker(torch.from_numpy(x)))
+    assert np.array_equal(loaded.scores(x), ranker.scores(x))
     assert loaded.choose(np.zeros((0, len(FEATURES)), dtype=np.float32)) is None
 
 
+def test_the_trees_walked_here_score_every_candidate_as_lightgbm_does():
+    import lightgbm
+
+    # Features rounded to tenths put many candidates exactly on a split's threshold, where a walk that compares
+    # otherwise than LightGBM (< for <=, single precision) would go the other way.
+    pages = [(np.round(x, 1), y) for x, y in _pages(2)]
+    features = np.concatenate([x for x, _ in pages])
+    grades = np.concatenate([y * 10 for _, y in pages]).astype(np.int32)
+    boosters = [lightgbm.train(TRAINING | {"seed": seed}, lightgbm.Dataset(features, grades, group=[6] * len(pages)),
+                               num_boost_round=40) for seed in (0, 1)]
+    ranker = ListRanker.from_lightgbm(boosters)
+    expected = np.mean([booster.predict(features) for booster in boosters], axis=0)
+    assert np.abs(ranker.scores(features) - expected).max() < 1e-9
+    assert len(ranker.roots) == 80 and ranker.members == 2
+
+
 def test_a_ranker_file_of_another_format_or_feature_set_is_refused(tmp_path):
-    ranker = train_ranker(_pages(0), epochs=1, members=1)
+    ranker = train_ranker(_pages(0), rounds=2, members=1)
     path = tmp_path / "ranker.pt"
     ranker.save(path)
     saved = torch.load(path, weights_only=True)
     torch.save(saved | {"features": list(FEATURES[:-1])}, path)
     with pytest.raises(ModelVersionError):
         ListRanker.load(path)
-    torch.save(saved | {"format_version": 0}, path)
+    torch.save(saved | {"format_version": 1}, path)
     with pytest.raises(ModelVersionError):
         ListRanker.load(path)
 

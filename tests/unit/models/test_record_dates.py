@@ -4,7 +4,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from models.records.dates import date_in_text, numeric_day_first, record_date
+from models.records.dates import (
+    date_in_text,
+    mentions_time_of_day,
+    names_day_of_month,
+    numeric_day_first,
+    record_date,
+)
 from models.web.dom import parse_html
 
 
@@ -59,3 +65,20 @@ def test_a_lists_numeric_dates_are_read_one_way():
 ])
 def test_a_time_of_day_after_the_date_makes_it_exact(text, expected):
     assert date_in_text(text) == datetime(*expected, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text, day, time_of_day", [
+    ("Apr 17 Policy Ad-hoc Sub-Committee", True, False),
+    ("18sep10:00 am11:00 amCCLBA Board", True, True),
+    ("Jan 17, 2018 - 10:33 AM Agenda Video", True, True),
+    ("17 avril, salle des fêtes", True, False),
+    ("Board meeting at 6 p.m.", False, True),
+    ("Doors 18:30", False, True),
+    ("Board Members", False, False),
+    ("May I help you?", False, False),
+    ("Room 101, 3 members", False, False),
+    ("Final score 3:2", False, False),
+])
+def test_a_day_of_a_month_and_a_time_of_day_are_seen_without_a_year(text, day, time_of_day):
+    assert names_day_of_month(text) is day
+    assert mentions_time_of_day(text) is time_of_day
