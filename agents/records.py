@@ -58,7 +58,7 @@ def read_records(page: PageFetched, template: str = "", witness: Fingerprint = f
         event_id=derived_event_id(page.event_id, "record", record_key(record)), site=page.site,
         crawl_id=page.crawl_id, depth=page.depth, max_depth=page.max_depth, max_pages=page.max_pages,
         source_url=source_of(page), page_url=page.final_url, item_url=record.item_url, title=record.title,
-        date=record.date, snippet=record.snippet, position=record.position, seen_at=seen_at,
+        date=record.date, snippet=record.snippet, place=record.place, position=record.position, seen_at=seen_at,
     ) for record in extraction.records]
     return PageRecords(page, extraction, records, round((time.monotonic() - started) * 1000, 2))
 

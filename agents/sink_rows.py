@@ -82,7 +82,8 @@ def _record_rows(record: RecordExtracted) -> list[Row]:
     """One row per record; the records table keeps one row per (source, item) with its first and last sight."""
     return [{
         "site": record.site, "source_url": record.source_url or record.page_url, "item_url": record.item_url,
-        "title": record.title, "date": record.date, "snippet": record.snippet, "page_url": record.page_url,
+        "title": record.title, "date": record.date, "snippet": record.snippet, "place": record.place,
+        "page_url": record.page_url,
         "position": record.position, "first_seen": record.seen_at, "last_seen": record.seen_at,
     }]
 

@@ -230,6 +230,19 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE VIEW watch_stops AS SELECT * FROM watch_stops_store FINAL",
         ],
     ),
+    (
+        # A record says where its event takes place, where its list shows it.
+        11,
+        [
+            "ALTER TABLE records_store ADD COLUMN IF NOT EXISTS place SimpleAggregateFunction(anyLast, String) "
+            "DEFAULT '' AFTER snippet",
+            "DROP VIEW IF EXISTS records",
+            """CREATE VIEW records AS SELECT site, source_url, item_url, title, anyLast(date) AS date,
+                anyLast(snippet) AS snippet, anyLast(place) AS place, anyLast(page_url) AS page_url,
+                anyLast(position) AS position, min(first_seen) AS first_seen, max(last_seen) AS last_seen
+                FROM records_store GROUP BY site, source_url, item_url, title""",
+        ],
+    ),
 ]
 
 

@@ -107,7 +107,7 @@ def first_fetches(crawl_id: str, urls: list[str]) -> Query:
 
 def records_of_source(source_url: str, limit: int) -> Query:
     """A source page's current records, newest first."""
-    return Query("SELECT item_url, title, date, snippet, page_url, first_seen, last_seen FROM records "
+    return Query("SELECT item_url, title, date, snippet, place, page_url, first_seen, last_seen FROM records "
                  "WHERE source_url = {source:String} ORDER BY first_seen DESC, page_url, position "
                  "LIMIT {limit:UInt32}", {"source": source_url, "limit": limit})
 
@@ -203,7 +203,7 @@ def source_by_id(source_id: str) -> Query:
 
 def source_records_page(source_url: str, limit: int, offset: int) -> Query:
     """A source page's current records, newest first sight first."""
-    return Query("SELECT item_url, title, date, snippet, page_url, first_seen, last_seen FROM records "
+    return Query("SELECT item_url, title, date, snippet, place, page_url, first_seen, last_seen FROM records "
                  "WHERE source_url = {source:String} ORDER BY first_seen DESC, page_url, position, item_url "
                  "LIMIT {limit:UInt32} OFFSET {offset:UInt32}",
                  {"source": source_url, "limit": limit, "offset": offset})

@@ -10,11 +10,15 @@ from schemas.crawl import CrawlScoped
 class RecordExtracted(CrawlScoped):
     """One record of a source page's list, read from one of its pages (source_url names the list)."""
 
+    # 2: `place` added.
+    schema_version: int = 2
     page_url: str
     item_url: str
     title: str = ""
     date: datetime | None = None
     snippet: str = ""
+    # Where the listed event takes place, as the list shows it ("" where it shows none).
+    place: str = ""
     # Position on its page, from 0.
     position: int = 0
     # When the page it was read from was fetched.

@@ -49,10 +49,12 @@ def fill(clickhouse: ClickHouse, sources: int, records: int, items: int) -> None
         f"""INSERT INTO sources_store (event_id, site, crawl_id, url, kind, score, clicks, created_at)
             SELECT toString(number), {_site('number', sites)}, 'bench', {_page('number', sites)}, 'listed', 0.9, 3,
                    {_NOW} - toIntervalSecond(number) FROM numbers({sources})""",
-        f"""INSERT INTO records_store
+        f"""INSERT INTO records_store (site, source_url, item_url, title, date, snippet, place, page_url, position,
+                                       first_seen, last_seen)
             SELECT {_site('p', sites)}, {_page('p', sites)}, concat('https://example.org/item/', toString(number)),
                    concat('Record ', toString(number)), {_NOW} - toIntervalHour(number % 5000),
-                   concat('Snippet of record ', toString(number)), {_page('p', sites)}, toUInt32(number % 200),
+                   concat('Snippet of record ', toString(number)), if(number % 3 = 0, 'Town hall', ''),
+                   {_page('p', sites)}, toUInt32(number % 200),
                    {_NOW} - toIntervalMinute(number % 50000), {_NOW}
             FROM (SELECT number, number % {sources} AS p FROM numbers({records}))""",
         f"""INSERT INTO changes_store (event_id, site, crawl_id, source_url, page_url, item_url, title, date,

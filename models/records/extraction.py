@@ -30,6 +30,7 @@ import lxml.etree
 import lxml.html
 
 from models.records.data_regions import DataRegion, element_children, find_data_regions
+from models.records.place import record_place
 from models.records.dates import date_in_text, record_date
 from models.web.dom import normalize_space
 
@@ -66,6 +67,8 @@ class ExtractedRecord:
     snippet: str
     position: int
     text: str
+    # Where the listed event takes place, as the record shows it ("" where it shows none).
+    place: str = ""
 
 
 class Item(Protocol):
@@ -181,7 +184,8 @@ def build_record(elements: list[lxml.html.HtmlElement], base_url: str, position:
     url, title = _main_link(elements, base_url)
     title = title or _heading_text(elements) or _anchor_text(elements) or text
     return ExtractedRecord(item_url=url, title=title[:TITLE_CHARS], date=record_date(elements, text, day_first),
-                           snippet=text[:SNIPPET_CHARS], position=position, text=text)
+                           snippet=text[:SNIPPET_CHARS], position=position, text=text,
+                           place=record_place(elements, text))
 
 
 @dataclass

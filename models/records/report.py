@@ -178,4 +178,6 @@ def current_records(rows: list[dict]) -> list[str]:
     for row in rows:
         date = str(row["date"])[:10] if row["date"] else "          "
         lines.append(f"  {date}  {row['title'][:60]:<60}  {row['item_url'] or '(no link)'}")
+        if row.get("place"):
+            lines.append(f"              at {row['place']}")
     return lines

@@ -20,7 +20,7 @@ from schemas.webhooks import WebhookDelivery, WebhookSet
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 RECORD = RecordExtracted(site="e.org", crawl_id="c", source_url="https://e.org/events",
                          page_url="https://e.org/events?page=2", item_url="https://e.org/1", title="Talk", date=NOW,
-                         snippet="…", seen_at=NOW)
+                         snippet="…", place="City Hall, Room 1006", seen_at=NOW)
 SAMPLES = {
     "pages.fetched": PageFetched(site="e.org", url="https://e.org/", final_url="https://e.org/", crawl_id="c",
                                  status=200, body="<p>", redirects=["https://e.org/"]),
@@ -98,6 +98,8 @@ def test_an_item_read_again_keeps_one_row_with_its_first_and_last_sight(clickhou
         clickhouse.insert(table, rows)
     _, rows = clickhouse.query("SELECT first_seen, last_seen FROM records WHERE item_url = 'https://e.org/1'")
     assert [[value.replace(tzinfo=UTC) for value in row] for row in rows] == [[NOW, later]]
+    _, rows = clickhouse.query("SELECT place FROM records WHERE item_url = 'https://e.org/1'")
+    assert rows == [["City Hall, Room 1006"]]
 
 
 async def test_a_batch_whose_table_was_dropped_goes_in_once_the_table_is_back(clickhouse):

@@ -1,0 +1,51 @@
+"""Where a listed event takes place, when its record says: marked up (an `<address>`, schema.org's location or
+address, an element whose class or id names a place) or written after a label ("Location:", "Lieu :").
+
+Event and meeting lists show the place beside the date; news lists seldom do, so most news records have none.
+"""
+
+from __future__ import annotations
+
+import re
+
+import lxml.html
+
+from models.web.dom import normalize_space
+
+PLACE_CHARS = 160
+# Class or id words of an element that holds a place, in the languages of the lists read most.
+_PLACE_WORDS = re.compile(r"(?<![a-z])(location|venue|place|address|adresse|where|lieu|ort|luogo|lugar|"
+                          r"sede|veranstaltungsort|plaats|locatie|sted)(?![a-z])", re.IGNORECASE)
+_PLACE_PROPERTIES = {"location", "address"}
+# A label, then the place up to the next label-like word, a separator or the end.
+_LABELLED = re.compile(r"(?<!\w)(?:location|venue|place|where|address|lieu|ort|lugar|luogo|local|sede|"
+                       r"veranstaltungsort|locatie)\s*:\s*(.+?)(?=\s+(?:date|time|when|agenda|minutes|details|"
+                       r"more|read more|register|zeit|datum|heure|fecha|hora)\b\s*:?|\s+[|·•]|$)",
+                       re.IGNORECASE)
+
+
+def record_place(elements: list[lxml.html.HtmlElement], text: str) -> str:
+    """The record's place, or "" where it shows none; never the whole record (a card whose class says
+    "location" is a place card, not a place)."""
+    for element in elements:
+        for node in element.iterdescendants():
+            if not isinstance(node.tag, str) or not _marks_place(node):
+                continue
+            place = normalize_space(node.text_content())
+            if place and len(place) < len(text):
+                return _without_label(place)[:PLACE_CHARS]
+    match = _LABELLED.search(text)
+    return match[1].strip(" ,;")[:PLACE_CHARS] if match else ""
+
+
+def _marks_place(node: lxml.html.HtmlElement) -> bool:
+    if node.tag == "address" or (node.get("itemprop") or "").lower() in _PLACE_PROPERTIES:
+        return True
+    names = f"{node.get('class') or ''} {node.get('id') or ''}"
+    return bool(names.strip()) and _PLACE_WORDS.search(names.replace("-", " ").replace("_", " ")) is not None
+
+
+def _without_label(place: str) -> str:
+    """The place without a leading label its element repeats ("Location: City Hall")."""
+    match = _LABELLED.match(place)
+    return match[1].strip(" ,;") if match else place
