@@ -41,8 +41,8 @@ def record_place(elements: list[lxml.html.HtmlElement], text: str) -> str:
 def _marks_place(node: lxml.html.HtmlElement) -> bool:
     if node.tag == "address" or (node.get("itemprop") or "").lower() in _PLACE_PROPERTIES:
         return True
-    names = f"{node.get('class') or ''} {node.get('id') or ''}"
-    return bool(names.strip()) and _PLACE_WORDS.search(names.replace("-", " ").replace("_", " ")) is not None
+    # The word's bounds are any non-letter, so "event-location" and "venue_name" name a place.
+    return _PLACE_WORDS.search(f"{node.get('class') or ''} {node.get('id') or ''}") is not None
 
 
 def _without_label(place: str) -> str:

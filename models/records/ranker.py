@@ -103,14 +103,11 @@ class ListRanker:
             if tree["decision_type"] != "<=" or tree["missing_type"] not in ("None", "NaN"):
                 raise ValueError(f"a split this ranker cannot walk: {tree['decision_type']}, missing values "
                                  f"{tree['missing_type']}")
-            index = len(nodes["threshold"])
-            for name in nodes:
-                nodes[name].append(0)
-            nodes["split_feature"][index] = tree["split_feature"]
-            nodes["threshold"][index] = tree["threshold"]
-            nodes["left"][index] = add(tree["left_child"])
-            nodes["right"][index] = add(tree["right_child"])
-            return index
+            # Children first: a node's index is only known to its parent, so any order of numbering walks alike.
+            left, right = add(tree["left_child"]), add(tree["right_child"])
+            for name, value in zip(nodes, (tree["split_feature"], tree["threshold"], left, right)):
+                nodes[name].append(value)
+            return len(nodes["threshold"]) - 1
 
         roots = [add(tree["tree_structure"]) for booster in boosters for tree in booster.dump_model()["tree_info"]]
         return cls(roots=np.asarray(roots, dtype=np.int64),
