@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from typing import NamedTuple
 
 import lxml.html
 import numpy as np
 
 from models.records.data_regions import DataRegion
-from models.records.witnesses import Fingerprint, structure_shown, template_shares
+from models.records.witnesses import Fingerprint, TemplateReader, structure_shown
 from models.records.dates import date_in_text, mentions_time_of_day, names_day_of_month
 from models.records.extraction import (
     CONTENT_TAGS,
@@ -39,6 +42,11 @@ from models.records.extraction import (
 # Sibling groups kept per page, by letters: the main list is among the largest; a page of thousands of small
 # groups (menus, table cells) costs no more than this.
 MAX_SIBLING_GROUPS = 40
+# Candidates described for the ranker, the largest by letters: a page's main list has always been among its 64
+# largest candidates (the best-matching candidate of every labelled Estuka and City Scrapers page ranks within
+# the first 48), and describing the rest of a page of hundreds (pages of 1–2 MB hold 300–600) cost most of
+# its extraction time. The page-relative features still count every candidate.
+MAX_DESCRIBED = 64
 FEATURES = (
     "log_records", "log_letters", "page_letter_share", "largest_letter_share", "letter_rank", "mdr_score_share",
     "linked_share", "dated_share", "day_share", "timed_share", "headed_share", "link_letter_share",
@@ -62,6 +70,14 @@ class ListCandidate:
     @property
     def records(self) -> list[list[lxml.html.HtmlElement]]:
         return self.region.records
+
+    @cached_property
+    def record_letters(self) -> list[int]:
+        return [letters_of(text) for text in self.texts]
+
+    @property
+    def letters(self) -> int:
+        return sum(self.record_letters)
 
 
 def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[ListCandidate]:
@@ -96,40 +112,55 @@ def _elements(records: list[list[lxml.html.HtmlElement]]) -> frozenset:
     return frozenset(id(node) for nodes in records for node in nodes)
 
 
+def shortlist(candidates: list[ListCandidate]) -> list[int]:
+    """The indices of the candidates worth describing: the MAX_DESCRIBED largest by letters, in page order."""
+    if len(candidates) <= MAX_DESCRIBED:
+        return list(range(len(candidates)))
+    # The order candidate_features ranks them in.
+    largest = np.argsort([-c.letters for c in candidates])[:MAX_DESCRIBED]
+    return sorted(int(index) for index in largest)
+
+
 def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElement, base_url: str,
-                       witness: Fingerprint = frozenset()) -> np.ndarray:
-    """(candidates, len(FEATURES)) — see the module; `witness`: the fingerprint of the site's other pages
-    (models.records.witnesses), empty where none are known."""
-    if not candidates:
+                       witness: Fingerprint = frozenset(), described: Sequence[int] | None = None) -> np.ndarray:
+    """(len(described), len(FEATURES)): the features of candidates[i] for each i in `described` (default:
+    every candidate), page-relative figures counting every candidate — see the module; `witness`: the
+    fingerprint of the site's other pages (models.records.witnesses), empty where none are known."""
+    described = range(len(candidates)) if described is None else described
+    if not described:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
     order = {element: index for index, element in enumerate(root.iter())}
     total_elements = max(len(order), 1)
     page_letters = max(letters_of(text_of([root])), 1)
-    record_letters = [[letters_of(text) for text in c.texts] for c in candidates]
-    letters = [sum(per_record) for per_record in record_letters]
+    letters = [c.letters for c in candidates]
     largest = max(max(letters), 1)
     rank = {index: position for position, index in enumerate(np.argsort([-value for value in letters]))}
     best_score = max(max(c.mdr_score for c in candidates), 1.0)
-    texts_read: dict[str, tuple[int, bool]] = {}
+    template = TemplateReader(witness)
+    # Candidates of one page share records (MDR's and the sibling groups' readings of one list): each
+    # record's dates and links are read once.
+    dates_read: dict[str, tuple[bool, bool, bool]] = {}
+    records_read: dict[tuple, _RecordLinks] = {}
     rows = []
-    for index, (candidate, size, per_record) in enumerate(zip(candidates, letters, record_letters)):
-        records, texts = candidate.records, candidate.texts
-        dated = [date_in_text(text) is not None for text in texts]
+    for index in described:
+        candidate = candidates[index]
+        records, texts, per_record, size = candidate.records, candidate.texts, candidate.record_letters, letters[index]
+        dates = [dates_read.get(text) or dates_read.setdefault(text, _dates_shown(text)) for text in texts]
+        read = [records_read.get(key) or records_read.setdefault(key, _record_links(nodes, base_url))
+                for nodes in records if (key := tuple(nodes))]
         mean = statistics.fmean(per_record) if per_record else 0.0
-        anchors = [a for nodes in records for node in nodes for a in ([node] if node.tag == "a" else node.iter("a"))]
-        link_letters = sum(letters_of(a.text_content()) for a in anchors)
-        hrefs = {a.get("href") for a in anchors if a.get("href")}
+        link_letters = sum(record.link_letters for record in read)
+        hrefs = set().union(*(record.hrefs for record in read))
         parent = candidate.region.parent
         tag = records[0][0].tag
         rows.append([
             math.log1p(len(records)), math.log1p(size), size / page_letters, size / largest,
             rank[index] / len(candidates), candidate.mdr_score / best_score,
-            sum(has_item_link(nodes, base_url) for nodes in records) / len(records),
-            sum(dated) / len(texts),
-            sum(day or names_day_of_month(text) for day, text in zip(dated, texts)) / len(texts),
-            sum(mentions_time_of_day(text) for text in texts) / len(texts),
-            sum(any(node.tag in _HEADINGS or any(True for _ in node.iter(*_HEADINGS)) for node in nodes)
-                for nodes in records) / len(records),
+            sum(record.linked for record in read) / len(records),
+            sum(dated for dated, _, _ in dates) / len(texts),
+            sum(day for _, day, _ in dates) / len(texts),
+            sum(timed for _, _, timed in dates) / len(texts),
+            sum(record.headed for record in read) / len(records),
             link_letters / max(size, 1), min(len(hrefs) / len(records), 2.0),
             statistics.pstdev(per_record) / mean if mean else 0.0,
             max(per_record) / max(size, 1), math.log1p(mean),
@@ -137,7 +168,7 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
             math.log1p(sum(1 for _ in parent.iterancestors())), order.get(records[0][0], 0) / total_elements,
             float(len(records[0])), float(candidate.generator == "mdr"), float(candidate.generator == "siblings"),
             float(records[0][0].get("class") == LINE_CLASS), float(tag == "tr"), float(tag == "li"),
-            math.log1p(len(candidates)), *_witness_features(candidate.region, witness, texts_read),
+            math.log1p(len(candidates)), *_witness_features(candidate.region, template),
         ])
     return np.asarray(rows, dtype=np.float32)
 
@@ -145,11 +176,31 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
-def _witness_features(region: DataRegion, witness: Fingerprint, texts_read: dict[str, tuple[int, bool]]
-                      ) -> tuple[float, ...]:
+def _dates_shown(text: str) -> tuple[bool, bool, bool]:
+    """(a full date, a day of a month with or without its year, a time of day) in a record's text."""
+    dated = date_in_text(text) is not None
+    return dated, dated or names_day_of_month(text), mentions_time_of_day(text)
+
+
+class _RecordLinks(NamedTuple):
+    linked: bool  # links an item
+    headed: bool  # holds a heading
+    link_letters: int
+    hrefs: frozenset[str]
+
+
+def _record_links(nodes: list[lxml.html.HtmlElement], base_url: str) -> _RecordLinks:
+    anchors = [a for node in nodes for a in ([node] if node.tag == "a" else node.iter("a"))]
+    headed = any(node.tag in _HEADINGS or any(True for _ in node.iter(*_HEADINGS)) for node in nodes)
+    return _RecordLinks(has_item_link(nodes, base_url), headed, sum(letters_of(a.text_content()) for a in anchors),
+                        frozenset(href for a in anchors if (href := a.get("href"))))
+
+
+def _witness_features(region: DataRegion, template: TemplateReader) -> tuple[float, ...]:
     """What the site's other pages show of the candidate: its text (template), its structure, its structure
     with other text (data that changes from page to page), and whether there were witnesses at all."""
-    letter_share, record_share = template_shares(region.records, witness, texts_read)
+    witness = template.witness
+    letter_share, record_share = template.shares(region.records)
     shown = float(bool(witness) and structure_shown(region, witness))
     return letter_share, record_share, shown, shown * (1.0 - record_share), float(bool(witness))
 

@@ -9,8 +9,8 @@ single rows whose own children are all alike (a grid of cards, a table row
 holding several items), the records are those children (MDR's record
 identification step).
 
-Efficiency: every subtree's tag string is computed once (memoized bottom-up,
-capped at TAG_STRING_CAP tokens), tag names are small integers, and the edit
+Efficiency: every subtree's tag string is computed once, in one walk of the
+tree (bottom-up, capped at TAG_STRING_CAP tokens), tag names are small integers, and the edit
 distance is RapidFuzz's C implementation over those integer sequences; pairs
 whose lengths already differ by more than the threshold allows are skipped
 without computing the distance (a length bound on the normalized distance).
@@ -50,33 +50,39 @@ class DataRegion:
 
 
 class TagStrings:
-    """Pre-order tag-name sequences of subtrees as integer tuples, computed once per element."""
+    """Pre-order tag-name sequences of the subtrees under a root as integer tuples, and each element's
+    children, all read in one walk of the tree."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: lxml.html.HtmlElement) -> None:
         self.codes: dict[str, int] = {}
         self.cache: dict[lxml.html.HtmlElement, tuple[int, ...]] = {}
         self._children: dict[lxml.html.HtmlElement, list[lxml.html.HtmlElement]] = {}
         self._classes: dict[lxml.html.HtmlElement, frozenset[str]] = {}
+        self._walk(root)
+
+    def _walk(self, root: lxml.html.HtmlElement) -> None:
+        # An element's tag string is its tag and then its children's strings (the pre-order of its subtree),
+        # capped: built when the walk leaves the element, from the strings its children left on the stack.
+        open_elements: list[tuple[list[int], list[lxml.html.HtmlElement]]] = []
+        for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+            if event == "start":
+                open_elements.append(([self.codes.setdefault(element.tag, len(self.codes))], []))
+                continue
+            sequence, children = open_elements.pop()
+            self.cache[element] = string = tuple(sequence[:TAG_STRING_CAP])
+            self._children[element] = children
+            if open_elements and isinstance(element.tag, str) and element.tag not in IGNORED_TAGS:
+                parent_sequence, siblings = open_elements[-1]
+                siblings.append(element)
+                if len(parent_sequence) < TAG_STRING_CAP:
+                    parent_sequence.extend(string)
 
     def children(self, element: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
-        """element_children, once per element (lxml builds a new proxy on every child access)."""
-        found = self._children.get(element)
-        if found is None:
-            found = self._children[element] = element_children(element)
-        return found
+        """element_children of an element under the root."""
+        return self._children[element]
 
     def of(self, element: lxml.html.HtmlElement) -> tuple[int, ...]:
-        cached = self.cache.get(element)
-        if cached is not None:
-            return cached
-        sequence = [self.codes.setdefault(element.tag, len(self.codes))]
-        for child in self.children(element):
-            if len(sequence) >= TAG_STRING_CAP:
-                break
-            sequence.extend(self.of(child))
-        result = tuple(sequence[:TAG_STRING_CAP])
-        self.cache[element] = result
-        return result
+        return self.cache[element]
 
     def of_group(self, elements: list[lxml.html.HtmlElement]) -> tuple[int, ...]:
         if len(elements) == 1:
@@ -201,10 +207,11 @@ def _merged(groups: list[list[list[lxml.html.HtmlElement]]], tags: TagStrings) -
 
 def find_data_regions(root: lxml.html.HtmlElement) -> list[DataRegion]:
     """Every data region of the page, in document order of their parents (unranked)."""
-    tags = TagStrings()
-    regions = []
     body = root.find("body")
-    for parent in (body if body is not None else root).iter():
+    top = body if body is not None else root
+    tags = TagStrings(top)
+    regions = []
+    for parent in top.iter():
         # len() counts every child node in C: most elements have fewer than two, and hold no region.
         if len(parent) < 2 or not isinstance(parent.tag, str) or parent.tag in IGNORED_TAGS:
             continue

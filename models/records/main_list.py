@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import lxml.html
 
-from models.records.candidates import ListCandidate, candidate_features, page_candidates
+from models.records.candidates import ListCandidate, candidate_features, page_candidates, shortlist
 from models.records.data_regions import DataRegion, element_children
 from models.records.dates import numeric_day_first
 from models.records.extraction import (
@@ -50,13 +50,14 @@ def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template:
     if len(alike) > 1:
         # Lists built alike (a menu and the list, each a `ul` of `li` under the same path): the ranker picks
         # among them, as it picked the list from among them at the first read.
-        features = candidate_features(candidates, root, base_url, witness)
-        chosen = candidates[alike[ranker.choose(features[alike])]]
+        features = candidate_features(candidates, root, base_url, witness, alike)
+        chosen = candidates[alike[ranker.choose(features)]]
     if chosen is None and template and root is not None:
         chosen = _single_record(root, template)
     if chosen is None and candidates:
-        index = ranker.choose(candidate_features(candidates, root, base_url, witness))
-        chosen = candidates[index] if index is not None else None
+        described = shortlist(candidates)
+        index = ranker.choose(candidate_features(candidates, root, base_url, witness, described))
+        chosen = candidates[described[index]] if index is not None else None
     # The data regions, largest first (the source-page classifier reads the two largest).
     return _extraction([c for c in candidates if c.generator == "mdr"], chosen, base_url)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.records.candidates import candidate_features, page_candidates
+from models.records.candidates import candidate_features, page_candidates, shortlist
 from models.records.data import CityScrapersPage, EstukaPage
 from models.records.evaluation import ESTUKA_URL, asserted_found, estuka_f1
 from models.records.ranker import ListRanker, train_ranker
@@ -51,7 +51,9 @@ def city_scrapers_fold(page: CityScrapersPage) -> str:
 def _candidates(html: str, url: str, witness: Fingerprint):
     root = parse_html(html)
     candidates = page_candidates(root, url)
-    return candidates, candidate_features(candidates, root, url, witness)
+    # Trained on what the ranker chooses among in the stream (models.records.main_list).
+    described = shortlist(candidates)
+    return [candidates[index] for index in described], candidate_features(candidates, root, url, witness, described)
 
 
 def estuka_labelled(pages: Sequence[EstukaPage], witnesses: Sequence[Fingerprint],

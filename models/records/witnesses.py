@@ -63,32 +63,48 @@ def merged(fingerprints: Iterable[Fingerprint]) -> Fingerprint:
     return frozenset().union(*fingerprints)
 
 
-def template_shares(records: list[list[lxml.html.HtmlElement]], witness: Fingerprint,
-                    texts_read: dict[str, tuple[int, bool]] | None = None) -> tuple[float, float]:
-    """(share of the records' letters in text nodes the witness pages show, share of the records all of whose
-    text the witness pages show); zeros where there are no witnesses. `texts_read` (text node → its letters
-    and whether the witnesses show it) may be shared by the calls for one page's candidates, which hold the
-    same text nodes many times over."""
-    if not witness:
-        return 0.0, 0.0
-    texts_read = {} if texts_read is None else texts_read
-    seen_letters = all_letters = template_records = 0
-    for nodes in records:
-        record_seen = record_letters = 0
+class TemplateReader:
+    """How much of a page's records the witness pages show, each text node and each record read once (one
+    page's candidates hold the same records and text nodes many times over)."""
+
+    def __init__(self, witness: Fingerprint) -> None:
+        self.witness = witness
+        self._texts: dict[str, tuple[int, bool]] = {}
+        self._records: dict[tuple, tuple[int, int]] = {}
+
+    def shares(self, records: list[list[lxml.html.HtmlElement]]) -> tuple[float, float]:
+        """(share of the records' letters in text nodes the witness pages show, share of the records all of
+        whose text the witness pages show); zeros where there are no witnesses."""
+        if not self.witness:
+            return 0.0, 0.0
+        seen_letters = all_letters = template_records = 0
+        for nodes in records:
+            key = tuple(nodes)
+            read = self._records.get(key) or self._records.setdefault(key, self._record(nodes))
+            record_letters, record_seen = read
+            seen_letters += record_seen
+            all_letters += record_letters
+            template_records += record_letters > 0 and record_seen == record_letters
+        return (seen_letters / all_letters if all_letters else 0.0), template_records / max(len(records), 1)
+
+    def _record(self, nodes: list[lxml.html.HtmlElement]) -> tuple[int, int]:
+        """(the record's letters, those in text nodes the witness pages show)."""
+        record_letters = record_seen = 0
         for node in nodes:
             for text in node.itertext():
-                read = texts_read.get(text)
+                read = self._texts.get(text)
                 if read is None:
                     letters = letters_of(text)
-                    read = texts_read[text] = (letters, bool(letters) and _node_key(text) in witness)
+                    read = self._texts[text] = (letters, bool(letters) and _node_key(text) in self.witness)
                 letters, shown = read
-                if letters:
-                    record_letters += letters
-                    record_seen += letters if shown else 0
-        seen_letters += record_seen
-        all_letters += record_letters
-        template_records += record_letters > 0 and record_seen == record_letters
-    return (seen_letters / all_letters if all_letters else 0.0), template_records / max(len(records), 1)
+                record_letters += letters
+                record_seen += letters if shown else 0
+        return record_letters, record_seen
+
+
+def template_shares(records: list[list[lxml.html.HtmlElement]], witness: Fingerprint) -> tuple[float, float]:
+    """TemplateReader.shares for one record set."""
+    return TemplateReader(witness).shares(records)
 
 
 def witnesses_by_site(sites: Sequence[Hashable], fingerprints: Sequence[Fingerprint],

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from models.model_files import ModelVersionError
-from models.records.candidates import FEATURES, candidate_features, page_candidates
+from models.records.candidates import FEATURES, MAX_DESCRIBED, candidate_features, page_candidates, shortlist
 from models.records.ranker import TRAINING, LargestRegion, ListRanker, train_ranker
 from models.web.dom import parse_html
 
@@ -50,6 +50,22 @@ def _pages(seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
         pages.append((x, y))
     return pages
 
+
+
+def test_a_page_of_hundreds_of_candidates_describes_its_largest_as_if_all_were_described():
+    # Many small lists (tag clouds, facets) beside the page's main list.
+    facets = "".join(f'<div class="facet{n}">' + "".join(f"<span>f{n} value {k}</span>" for k in range(3)) + "</div>"
+                     for n in range(MAX_DESCRIBED + 20))
+    root = parse_html(_page().replace("</main>", f"{facets}</main>"))
+    candidates = page_candidates(root, BASE)
+    assert len(candidates) > MAX_DESCRIBED
+    described = shortlist(candidates)
+    assert len(described) == MAX_DESCRIBED and described == sorted(described)
+    letters = sorted((c.letters for c in candidates), reverse=True)
+    assert min(candidates[i].letters for i in described) >= letters[MAX_DESCRIBED - 1]
+    # Page-relative features (letter rank, candidates on the page) count every candidate, described or not.
+    assert np.array_equal(candidate_features(candidates, root, BASE, described=described),
+                          candidate_features(candidates, root, BASE)[described])
 
 def test_the_ranker_learns_to_rank_within_pages_and_survives_save_and_load(tmp_path):
     ranker = train_ranker(_pages(0), rounds=60, members=2)
