@@ -32,6 +32,7 @@ from infra.kafka_broker import bootstrap_address, first_free_port
 from infra.kafka_topics import consumer_group, ensure_topics, group_members, worker_client_id
 from infra.sql_owner import chdb_owner, release_chdb
 from streams.broker_outage import PROBE_SECONDS, BrokerOutage
+from streams.heap import freeze_loaded
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -149,6 +150,7 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
                 # Mode's own graceful path, as on SIGTERM: stop services, then the loop.
                 worker._schedule_shutdown(signal.SIGTERM)
 
+    freeze_loaded()  # the agents and their libraries, imported above
     try:
         worker.execute_from_commandline()
     except SystemExit as exit_:

@@ -29,6 +29,7 @@ from streams.cli import (
     worker,
 )
 from streams.cli.base import CommandError
+from streams.heap import collect_less_often
 
 COMMANDS = (
     kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, expand.Expand, demo.Demo, crawl.CrawlSnapshots,
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    collect_less_often()
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

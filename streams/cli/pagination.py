@@ -8,6 +8,7 @@ from pathlib import Path
 from infra.settings import get_settings
 from models.pagination.features import FEATURE_GROUPS
 from streams.cli.base import Command, CommandError, add_json, print_json, progress_bar
+from streams.heap import freeze_loaded
 
 
 def pagination_pages(folders: list[str], languages: list[str] | None = None) -> list:
@@ -147,6 +148,7 @@ class BenchTag(Command):
         from models.pagination.evaluation import tagging_throughput
         from models.pagination.tagger import load_tagger
 
+        freeze_loaded()  # as a worker does once its agents are imported
         folders = args.data or [str(get_settings().data / "pagination" / "prnsm")]
         result = tagging_throughput(load_tagger(Path(args.model) if args.model else None),
                                     pagination_pages(folders), args.runs)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from streams.cli.base import Command, CommandError, add_json, print_json, progress_bar
 from streams.cli.sql import read_table
+from streams.heap import freeze_loaded
 
 
 class Records(Command):
@@ -74,6 +75,7 @@ class EvalRecords(Command):
     def run(self, args: argparse.Namespace) -> int:
         from models.records.report import NoRecordData, evaluate_records, print_evaluation
 
+        freeze_loaded()  # as a worker does once its agents are imported (its timing figures are a worker's)
         try:
             result = evaluate_records(Path(args.data), progress_bar)
         except NoRecordData as error:
