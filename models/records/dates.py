@@ -27,6 +27,10 @@ _MONTH_DAY_YEAR = re.compile(r"(?<!\w)([^\W\d_]{3,12})\.?\s+(\d{1,2})(?:st|nd|rd
 # A time of day right after a date: an optional joining word, hours and minutes, an optional am/pm.
 _TIME_AFTER = re.compile(r"\s*(?:,|at|um|à|a las|alle|om|kl\.?|·|-|—)?\s*(\d{1,2})[:.h](\d{2})(?!\d)"
                          r"(?:\s*([ap])\.?m\.?(?!\w))?", re.IGNORECASE)
+# What every written date above holds (a four-digit year, digits around a / or ., or 年): a text without any
+# holds none, and is told so by one scan instead of five.
+_DATE_HINT = re.compile(r"\d{4}|\d[/.]\d|年")
+_DIGIT = re.compile(r"\d")
 _DATE_ATTRIBUTES = ("datetime", "content", "data-date", "data-start")
 # A month word beside a day, with or without a year (event lists often leave the year out: "Apr 17", "17 avril").
 _DAY_MONTH = re.compile(r"(?<!\w)(\d{1,2})(?:st|nd|rd|th|er|\.|º)?\s*(?:de\s+)?([^\W\d_]{3,12})(?![^\W\d_])")
@@ -93,6 +97,8 @@ def _with_time(date: datetime, text: str, end: int) -> datetime:
 def date_in_text(text: str, day_first: bool = False) -> datetime | None:
     """The first date written in the text (with the time of day written right after it, if one is), or None;
     numeric dates read day first when `day_first`."""
+    if not _DATE_HINT.search(text):
+        return None
     found: list[tuple[int, int, datetime]] = []
     if match := _ISO.search(text):
         hour, minute = (int(match[4]), int(match[5])) if match[4] else (0, 0)
@@ -125,6 +131,8 @@ def date_in_text(text: str, day_first: bool = False) -> datetime | None:
 
 def names_day_of_month(text: str) -> bool:
     """Whether the text names a day of a month by the month's name, with or without a year ("Apr 17")."""
+    if not _DIGIT.search(text):
+        return False
     months = month_numbers()
     for pattern, day_group, month_group in ((_DAY_MONTH, 1, 2), (_MONTH_DAY, 2, 1)):
         for match in pattern.finditer(text):
