@@ -31,7 +31,7 @@ from models.records.extraction import (
     CONTENT_TAGS,
     LINE_CLASS,
     RegionCandidate,
-    has_item_link,
+    item_link,
     in_navigation,
     text_of,
     letters_of,
@@ -141,12 +141,13 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
     # record's dates and links are read once.
     dates_read: dict[str, tuple[bool, bool, bool]] = {}
     records_read: dict[tuple, _RecordLinks] = {}
+    anchors_read: dict[lxml.html.HtmlElement, _Anchor] = {}
     rows = []
     for index in described:
         candidate = candidates[index]
         records, texts, per_record, size = candidate.records, candidate.texts, candidate.record_letters, letters[index]
         dates = [dates_read.get(text) or dates_read.setdefault(text, _dates_shown(text)) for text in texts]
-        read = [records_read.get(key) or records_read.setdefault(key, _record_links(nodes, base_url))
+        read = [records_read.get(key) or records_read.setdefault(key, _record_links(nodes, base_url, anchors_read))
                 for nodes in records if (key := tuple(nodes))]
         mean = statistics.fmean(per_record) if per_record else 0.0
         link_letters = sum(record.link_letters for record in read)
@@ -189,11 +190,27 @@ class _RecordLinks(NamedTuple):
     hrefs: frozenset[str]
 
 
-def _record_links(nodes: list[lxml.html.HtmlElement], base_url: str) -> _RecordLinks:
-    anchors = [a for node in nodes for a in ([node] if node.tag == "a" else node.iter("a"))]
+class _Anchor(NamedTuple):
+    item: bool  # links an item (models.records.extraction.item_link)
+    letters: int
+    href: str | None
+
+
+def _record_links(nodes: list[lxml.html.HtmlElement], base_url: str,
+                  anchors_read: dict[lxml.html.HtmlElement, _Anchor]) -> _RecordLinks:
+    """`anchors_read`: each anchor read once for the page's records (a wrapper's records hold a finer list's)."""
+    anchors = []
+    for node in nodes:
+        for element in [node] if node.tag == "a" else node.iter("a"):
+            anchor = anchors_read.get(element)
+            if anchor is None:
+                href = element.get("href")
+                anchor = anchors_read[element] = _Anchor(bool(item_link(base_url, href)),
+                                                         letters_of(element.text_content()), href)
+            anchors.append(anchor)
     headed = any(node.tag in _HEADINGS or any(True for _ in node.iter(*_HEADINGS)) for node in nodes)
-    return _RecordLinks(has_item_link(nodes, base_url), headed, sum(letters_of(a.text_content()) for a in anchors),
-                        frozenset(href for a in anchors if (href := a.get("href"))))
+    return _RecordLinks(any(anchor.item for anchor in anchors), headed, sum(anchor.letters for anchor in anchors),
+                        frozenset(anchor.href for anchor in anchors if anchor.href))
 
 
 def _witness_features(region: DataRegion, template: TemplateReader) -> tuple[float, ...]:

@@ -142,7 +142,7 @@ def names_day_of_month(text: str) -> bool:
 
 
 def mentions_time_of_day(text: str) -> bool:
-    return _TIME_OF_DAY.search(text) is not None
+    return _DIGIT.search(text) is not None and _TIME_OF_DAY.search(text) is not None
 
 
 def record_date(elements: list[lxml.html.HtmlElement], text: str, day_first: bool = False) -> datetime | None:

@@ -69,7 +69,7 @@ class TemplateReader:
 
     def __init__(self, witness: Fingerprint) -> None:
         self.witness = witness
-        self._texts: dict[str, tuple[int, bool]] = {}
+        self._texts: dict[str, tuple[int, int]] = {}  # text node → its letters, those the witnesses show
         self._records: dict[tuple, tuple[int, int]] = {}
 
     def shares(self, records: list[list[lxml.html.HtmlElement]]) -> tuple[float, float]:
@@ -89,16 +89,16 @@ class TemplateReader:
 
     def _record(self, nodes: list[lxml.html.HtmlElement]) -> tuple[int, int]:
         """(the record's letters, those in text nodes the witness pages show)."""
+        texts = self._texts
         record_letters = record_seen = 0
         for node in nodes:
             for text in node.itertext():
-                read = self._texts.get(text)
+                read = texts.get(text)
                 if read is None:
                     letters = letters_of(text)
-                    read = self._texts[text] = (letters, bool(letters) and _node_key(text) in self.witness)
-                letters, shown = read
-                record_letters += letters
-                record_seen += letters if shown else 0
+                    read = texts[text] = (letters, letters if letters and _node_key(text) in self.witness else 0)
+                record_letters += read[0]
+                record_seen += read[1]
         return record_letters, record_seen
 
 
