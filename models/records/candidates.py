@@ -36,6 +36,7 @@ from models.records.extraction import (
     text_of,
     letters_of,
     ranked_candidates,
+    record_anchors,
     sibling_groups,
 )
 
@@ -200,14 +201,13 @@ def _record_links(nodes: list[lxml.html.HtmlElement], base_url: str,
                   anchors_read: dict[lxml.html.HtmlElement, _Anchor]) -> _RecordLinks:
     """`anchors_read`: each anchor read once for the page's records (a wrapper's records hold a finer list's)."""
     anchors = []
-    for node in nodes:
-        for element in [node] if node.tag == "a" else node.iter("a"):
-            anchor = anchors_read.get(element)
-            if anchor is None:
-                href = element.get("href")
-                anchor = anchors_read[element] = _Anchor(bool(item_link(base_url, href)),
-                                                         letters_of(element.text_content()), href)
-            anchors.append(anchor)
+    for element in record_anchors(nodes):
+        anchor = anchors_read.get(element)
+        if anchor is None:
+            href = element.get("href")
+            anchor = anchors_read[element] = _Anchor(bool(item_link(base_url, href)),
+                                                     letters_of(element.text_content()), href)
+        anchors.append(anchor)
     headed = any(node.tag in _HEADINGS or any(True for _ in node.iter(*_HEADINGS)) for node in nodes)
     return _RecordLinks(any(anchor.item for anchor in anchors), headed, sum(anchor.letters for anchor in anchors),
                         frozenset(anchor.href for anchor in anchors if anchor.href))

@@ -71,7 +71,7 @@ class TagStrings:
             sequence, children = open_elements.pop()
             self.cache[element] = string = tuple(sequence[:TAG_STRING_CAP])
             self._children[element] = children
-            if open_elements and isinstance(element.tag, str) and element.tag not in IGNORED_TAGS:
+            if open_elements and _holds_content(element):
                 parent_sequence, siblings = open_elements[-1]
                 siblings.append(element)
                 if len(parent_sequence) < TAG_STRING_CAP:
@@ -113,6 +113,11 @@ class TagStrings:
 def element_children(element: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     """The element children that can hold content (no comments, scripts, styles, form plumbing)."""
     return [child for child in element.iterchildren(lxml.etree.Element) if child.tag not in IGNORED_TAGS]
+
+
+def _holds_content(node: lxml.html.HtmlElement) -> bool:
+    """What element_children keeps, for a node met in a walk (which also meets comments)."""
+    return isinstance(node.tag, str) and node.tag not in IGNORED_TAGS
 
 
 def similar(a: tuple[int, ...], b: tuple[int, ...], threshold: float = SIMILARITY_THRESHOLD) -> bool:

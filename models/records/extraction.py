@@ -199,9 +199,14 @@ class RegionCandidate:
     text_chars: int
 
 
+def record_anchors(elements: list[lxml.html.HtmlElement]) -> Iterator[lxml.html.HtmlElement]:
+    """A record's anchors: an anchor element itself, every anchor inside any other element."""
+    for element in elements:
+        yield from [element] if element.tag == "a" else element.iter("a")
+
+
 def has_item_link(elements: list[lxml.html.HtmlElement], base_url: str) -> bool:
-    return any(item_link(base_url, a.get("href"))
-               for element in elements for a in ([element] if element.tag == "a" else element.iter("a")))
+    return any(item_link(base_url, a.get("href")) for a in record_anchors(elements))
 
 
 def in_navigation(element: lxml.html.HtmlElement) -> bool:

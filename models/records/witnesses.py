@@ -102,11 +102,6 @@ class TemplateReader:
         return record_letters, record_seen
 
 
-def template_shares(records: list[list[lxml.html.HtmlElement]], witness: Fingerprint) -> tuple[float, float]:
-    """TemplateReader.shares for one record set."""
-    return TemplateReader(witness).shares(records)
-
-
 def witnesses_by_site(sites: Sequence[Hashable], fingerprints: Sequence[Fingerprint],
                       most: int = WITNESS_PAGES) -> list[Fingerprint]:
     """For each page (its site, its fingerprint), the merged fingerprint of up to `most` other pages of its

@@ -51,7 +51,6 @@ def _pages(seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return pages
 
 
-
 def test_a_page_of_hundreds_of_candidates_describes_its_largest_as_if_all_were_described():
     # Many small lists (tag clouds, facets) beside the page's main list.
     facets = "".join(f'<div class="facet{n}">' + "".join(f"<span>f{n} value {k}</span>" for k in range(3)) + "</div>"
@@ -66,6 +65,7 @@ def test_a_page_of_hundreds_of_candidates_describes_its_largest_as_if_all_were_d
     # Page-relative features (letter rank, candidates on the page) count every candidate, described or not.
     assert np.array_equal(candidate_features(candidates, root, BASE, described=described),
                           candidate_features(candidates, root, BASE)[described])
+
 
 def test_the_ranker_learns_to_rank_within_pages_and_survives_save_and_load(tmp_path):
     ranker = train_ranker(_pages(0), rounds=60, members=2)

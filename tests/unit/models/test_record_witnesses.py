@@ -6,7 +6,7 @@ import pytest
 from agents.records import SiteWitnesses
 from models.records.candidates import FEATURES, candidate_features, page_candidates
 from models.records.main_list import extract_records
-from models.records.witnesses import merged, page_fingerprint, structure_shown, template_shares, witnesses_by_site
+from models.records.witnesses import merged, page_fingerprint, structure_shown, TemplateReader, witnesses_by_site
 from models.web.dom import parse_html
 from schemas.crawl import PageFetched
 
@@ -33,7 +33,7 @@ def _sidebar_shares(witness):
     candidates = page_candidates(root, BASE)
     sidebar = next(c for c in candidates if c.records[0][0].get("class") == "side")
     news = next(c for c in candidates if c.records[0][0].get("class") == "post")
-    return template_shares(sidebar.records, witness), template_shares(news.records, witness)
+    return TemplateReader(witness).shares(sidebar.records), TemplateReader(witness).shares(news.records)
 
 
 def test_text_the_other_pages_show_is_template_and_text_they_do_not_is_data():
