@@ -213,8 +213,9 @@ def _check_stop_and_verdict(stored: dict, stopped: str, stopped_at: float, judge
     # The stop says why; a watched page has no such reason.
     assert {source["url"]: source["stopped_because"] for source in stored["sources"]}[stopped] == "requested"
     assert all(source["stopped_because"] is None for source in stored["sources"] if source["watching"])
-    # Its ticks stopped (a tick already on its way may still have been decided).
-    last = _sql("SELECT toUnixTimestamp(max(ingested_at)) AS at FROM revisit_decisions WHERE page_url = "
+    # Its ticks stopped (a tick already on its way may still have been decided). When the worker decided,
+    # not when the sink stored it: the row of a decision made before the stop may be stored seconds after.
+    last = _sql("SELECT toUnixTimestamp(max(created_at)) AS at FROM revisit_decisions WHERE page_url = "
                 f"'{stopped}'", env)[0]["at"]
     assert last < stopped_at + 5
     assert _sql("SELECT url, is_source FROM source_verdicts", env) == [{"url": judged, "is_source": 1}]
