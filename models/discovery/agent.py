@@ -24,6 +24,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -57,12 +58,16 @@ class AgentShape:
     joint_hidden: int = 64
 
 
+@lru_cache(maxsize=8192)
 def tag_bag(tag_path: str) -> np.ndarray:
-    """How often each known tag (and, last, any other tag) occurs on the anchor's path from <html>."""
+    """How often each known tag (and, last, any other tag) occurs on the anchor's path from <html>. Cached: a
+    site's menus put many anchors on one path; the array is shared, so it is read-only."""
     bag = np.zeros(len(TAGS) + 1, dtype=np.float32)
     for tag in tag_path.split("/"):
         bag[_TAG_INDEX.get(tag, len(TAGS))] += 1
-    return np.log1p(bag)
+    bag = np.log1p(bag)
+    bag.flags.writeable = False
+    return bag
 
 
 def path_words(url: str) -> str:
@@ -181,8 +186,10 @@ class RLCrawler:
         self.page_url = url
 
     def _features(self, anchors: list[Candidate]) -> tuple[torch.Tensor, torch.Tensor]:
-        texts = np.concatenate([self.encoder.encode([a.text for a in anchors]),
-                                self.encoder.encode([path_words(a.url) for a in anchors])], axis=1)
+        # One call for both texts of every anchor: each call streams the encoder's weights through the cache, and
+        # a page's new texts are few (menus repeat).
+        vectors = self.encoder.encode([a.text for a in anchors] + [path_words(a.url) for a in anchors])
+        texts = np.concatenate([vectors[:len(anchors)], vectors[len(anchors):]], axis=1)
         return torch.from_numpy(texts), torch.from_numpy(np.stack([tag_bag(a.tag_path) for a in anchors]))
 
     def _add_page(self, anchors: list[Candidate]) -> None:

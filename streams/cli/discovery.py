@@ -9,6 +9,7 @@ from pathlib import Path
 
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, note, print_json, progress_bar
+from streams.threads import threads_for_reading
 
 
 def add_sites(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -311,6 +312,7 @@ class BenchDiscovery(Command):
         except (FileNotFoundError, ModelVersionError) as error:
             raise CommandError(str(error)) from None
         folders = [Path(folder) for folder in args.data or [get_settings().data / "sites"]]
+        threads_for_reading()  # as a worker does: its figures are a worker's
         result = bench_discovery(agent, folders, runs=args.runs)
         print_json(result) if args.json else print(
             f"{result['anchors']} anchors of {result['pages']} pages: {result['anchors_per_s_cold']} anchors/s with "

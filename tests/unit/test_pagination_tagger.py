@@ -5,8 +5,10 @@ import torch
 
 from models.model_files import ModelVersionError
 from models.pagination.data import LabelledPage
+from models.pagination.evaluation import tagging_throughput
 from models.pagination.features import page_features
-from models.pagination.tagger import PaginationTagger, train
+from models.pagination.tagger import PaginationTagger, features_of, train
+from models.text_encoders import CachedEncoder
 from models.web.dom import parse_html
 
 
@@ -72,3 +74,26 @@ def test_huge_and_broken_pages_get_one_label_per_node(trained):
     labels = trained.predict([huge, broken], ["https://site.example/list", ""])
     assert len(labels[0]) == 5000 and set(labels[0]) <= {"OTHER", "PAGE", "NEXT"}
     assert len(labels[1]) == 3
+
+
+def test_the_benchmarks_cold_pass_embeds_every_node_text_again(trained):
+    pages = [_page(n, 3) for n in range(3)]
+    embedded: list[str] = []
+    shared = trained.encoder
+
+    class Counting:
+        name, dim = shared.name, shared.dim
+
+        def encode(self, texts):
+            embedded.extend(texts)
+            return shared.encode(texts)
+
+    trained.encoder = CachedEncoder(Counting())
+    try:
+        result = tagging_throughput(trained, pages, runs=1)
+    finally:
+        trained.encoder = shared
+    texts = {node.text for page in pages for node in features_of(page.html, page.url)}
+    # Once in the untimed first pass, once in the cold pass (its cache emptied); the warm passes embed none.
+    assert sorted(embedded) == sorted([*texts, *texts])
+    assert result["pages"] == 3 and {"pages_per_s", "pages_per_s_cold_features", "pages_per_s_cold"} <= set(result)
