@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import GroupCoordinatorNotAvailableError
@@ -18,17 +20,27 @@ from schemas.registry import TOPICS, encode
 log = logging.getLogger(__name__)
 
 
-async def ensure_topics(bootstrap: str, prefix: str, default_partitions: int) -> list[str]:
-    """Create the registry topics that do not exist yet; the names created."""
+@dataclass(frozen=True)
+class TopicDeclaration:
+    """A topic outside the registry to create with it (a Faust table's changelog): full name, partitions, and
+    its topic-level configuration."""
+
+    name: str
+    partitions: int
+    config: dict[str, str] = field(default_factory=dict)
+
+
+async def ensure_topics(bootstrap: str, prefix: str, default_partitions: int,
+                        more: Sequence[TopicDeclaration] = ()) -> list[str]:
+    """Create the registry topics, and `more`, that do not exist yet; the names created."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         existing = set(await admin.list_topics())
-        missing = [
-            NewTopic(f"{prefix}{spec.name}", spec.partitions or default_partitions, 1)
-            for spec in TOPICS.values()
-            if f"{prefix}{spec.name}" not in existing
-        ]
+        wanted = [TopicDeclaration(f"{prefix}{spec.name}", spec.partitions or default_partitions)
+                  for spec in TOPICS.values()] + list(more)
+        missing = [NewTopic(topic.name, topic.partitions, 1, topic_configs=topic.config)
+                   for topic in wanted if topic.name not in existing]
         if missing:
             response = await admin.create_topics(missing)
             for name, code, *_ in response.topic_errors:

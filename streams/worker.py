@@ -21,19 +21,23 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from aiokafka.errors import KafkaError
 from aiohttp import web
+from mode.utils.times import want_seconds
 
 import agents
 from infra.api_access import settings_token
 from infra.kafka_broker import bootstrap_address, first_free_port
-from infra.kafka_topics import consumer_group, ensure_topics, group_members, worker_client_id
+from infra.kafka_topics import TopicDeclaration, consumer_group, ensure_topics, group_members, worker_client_id
 from infra.sql_owner import chdb_owner, release_chdb
 from streams.broker_outage import PROBE_SECONDS, BrokerOutage
 from streams.heap import freeze_loaded
 from streams.threads import threads_for_reading
+
+if TYPE_CHECKING:
+    import faust
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -55,6 +59,23 @@ def load_agents(role: str = "all") -> list[str]:
     for name in names:
         importlib.import_module(name)
     return names
+
+
+def changelog_topics(app: faust.App) -> list[TopicDeclaration]:
+    """Each table's changelog topic, configured as Faust configures it, to be created before the worker joins
+    its group. Faust creates the changelogs itself while the worker starts, after its consumer took its first
+    view of the cluster; a table write checked against that view (a changelog of 0 partitions) crashed its
+    agent and dropped the events it held — 92 watched pages of a 2,000-site soak never read (2026-11-26)."""
+    declarations = []
+    for table in app.tables.values():
+        topic = table.changelog_topic
+        flags = [flag for flag, on in (("compact", topic.compacting), ("delete", topic.deleting)) if on]
+        config = {"cleanup.policy": ",".join(flags)} if flags else {}
+        if topic.retention:
+            config["retention.ms"] = str(int(want_seconds(topic.retention) * 1000))
+        declarations.append(TopicDeclaration(topic.get_topic_name(), topic.partitions or app.conf.topic_partitions,
+                                             config))
+    return declarations
 
 
 async def role_conflict(bootstrap: str, prefix: str, role: str) -> str | None:
@@ -124,7 +145,8 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
                                  f"`sourcewatch train {'discovery' if 'agent' in what else 'classifier'}`")
     settings_token(settings)  # created on first start, so the CLI can read it before the first request
     _with_broker(bootstrap, settings.kafka_start_wait_seconds,
-                 lambda: ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions))
+                 lambda: ensure_topics(bootstrap, settings.topic_prefix, settings.topic_partitions,
+                                       changelog_topics(app)))
     asyncio.set_event_loop(asyncio.new_event_loop())
     outage = BrokerOutage(bootstrap)
     outage.install()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, print_json, progress_bar
+from streams.threads import threads_for_reading
 
 
 class Fuzz(Command):
@@ -37,6 +38,7 @@ class Fuzz(Command):
         if not folder.is_dir():
             raise CommandError(f"no corpus at {folder} (run `make setup`, or pass --corpus DIR)")
         corpus = load_corpus(folder)
+        threads_for_reading()  # the stages as a worker runs them
         tagger = load_tagger(settings.pagination_model)
         # The stages' own warnings (a page cut to the tagger's budget) are what fuzzed pages should cause: the
         # result reports the pages, not thousands of log lines.
