@@ -18,7 +18,7 @@ from agents.topical import TopicalCrawl, advance, crawl_key, open_crawl
 from schemas.crawl import TOPICAL_REASON
 from streams import metrics, progress
 from streams.app import app, settings
-from streams.deadletters import decode_events
+from streams.deadletters import decode_events, kept_if_failed
 from streams.tables import store
 from streams.topics import send, topic
 
@@ -33,31 +33,32 @@ crawls = app.Table("topical-crawls", partitions=settings.topic_partitions,
 @app.agent(topic("pages.fetched"))
 async def crawl_topically(stream):
     async for events in stream.take_events(64, within=0.1):
-        for event in events:
-            if not isinstance(event.value, bytes) or _TOPICAL_MARK not in event.value:
-                continue
-            for page in await decode_events("pages.fetched", [event]):
-                if page.reason != TOPICAL_REASON:
+        async with kept_if_failed("crawl_topically", "pages.fetched", events):
+            for event in events:
+                if not isinstance(event.value, bytes) or _TOPICAL_MARK not in event.value:
                     continue
-                key = crawl_key(page.crawl_id, page.site)
-                value = crawls.get(key)
-                crawl = TopicalCrawl.model_validate(value) if value is not None else open_crawl(page)
-                if value is None:
-                    metrics.count("topical_sites", "crawl_topically", crawl=page.crawl_id, kind="crawled")
-                step = advance(crawl, page)
-                store(crawls, event, key, crawl.model_dump(mode="json"))
-                counter = progress.of(page.crawl_id)
-                if step.links is not None and step.links.anchors:
-                    await send("links.scored", step.links)
-                if step.request is not None:
-                    counter.requests_sent += 1
-                    await send("crawl.requests", step.request)
-                if step.relevant is not None:
-                    metrics.count("topical_pages", "crawl_topically", crawl=page.crawl_id,
-                                  relevant="yes" if step.relevant else "no")
-                if step.first_relevant:
-                    metrics.count("topical_sites", "crawl_topically", crawl=page.crawl_id, kind="relevant")
-                if step.ended is not None:
-                    log.info("topical crawl of %s ended (%s, %s): %d of %d pages relevant", page.site, step.ended,
-                             crawl.episode.reason, crawl.relevant, crawl.fetched)
-                counter.pages_crawled_topically += 1
+                for page in await decode_events("pages.fetched", [event]):
+                    if page.reason != TOPICAL_REASON:
+                        continue
+                    key = crawl_key(page.crawl_id, page.site)
+                    value = crawls.get(key)
+                    crawl = TopicalCrawl.model_validate(value) if value is not None else open_crawl(page)
+                    if value is None:
+                        metrics.count("topical_sites", "crawl_topically", crawl=page.crawl_id, kind="crawled")
+                    step = advance(crawl, page)
+                    store(crawls, event, key, crawl.model_dump(mode="json"))
+                    counter = progress.of(page.crawl_id)
+                    if step.links is not None and step.links.anchors:
+                        await send("links.scored", step.links)
+                    if step.request is not None:
+                        counter.requests_sent += 1
+                        await send("crawl.requests", step.request)
+                    if step.relevant is not None:
+                        metrics.count("topical_pages", "crawl_topically", crawl=page.crawl_id,
+                                      relevant="yes" if step.relevant else "no")
+                    if step.first_relevant:
+                        metrics.count("topical_sites", "crawl_topically", crawl=page.crawl_id, kind="relevant")
+                    if step.ended is not None:
+                        log.info("topical crawl of %s ended (%s, %s): %d of %d pages relevant", page.site, step.ended,
+                                 crawl.episode.reason, crawl.relevant, crawl.fetched)
+                    counter.pages_crawled_topically += 1

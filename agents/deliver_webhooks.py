@@ -23,7 +23,7 @@ from schemas.base import derived_event_id
 from schemas.webhooks import WebhookDelivery
 from streams import metrics
 from streams.app import app, settings
-from streams.deadletters import decode_events
+from streams.deadletters import decode_events, kept_if_failed
 from streams.topics import send, topic
 
 log = logging.getLogger(__name__)
@@ -37,18 +37,20 @@ posted = app.Table("webhooks-posted-by-site", **_TABLE_OPTIONS)
 @app.agent(topic("webhooks.set"))
 async def set_webhooks(stream):
     async for event in stream.events():
-        for webhook in await decode_events("webhooks.set", [event]):
-            if webhook.url:
-                page_webhooks[webhook.source_url] = webhook.url
-            else:
-                page_webhooks.pop(webhook.source_url, None)
+        async with kept_if_failed("set_webhooks", "webhooks.set", [event]):
+            for webhook in await decode_events("webhooks.set", [event]):
+                if webhook.url:
+                    page_webhooks[webhook.source_url] = webhook.url
+                else:
+                    page_webhooks.pop(webhook.source_url, None)
 
 
 @app.agent(topic("watch.stopped"))
 async def drop_webhooks(stream):
     async for event in stream.events():
-        for stopped in await decode_events("watch.stopped", [event]):
-            page_webhooks.pop(stopped.url, None)
+        async with kept_if_failed("drop_webhooks", "watch.stopped", [event]):
+            for stopped in await decode_events("watch.stopped", [event]):
+                page_webhooks.pop(stopped.url, None)
 
 
 @app.agent(topic("changes.detected"))
@@ -59,22 +61,24 @@ async def deliver_webhooks(stream):
     await poster.start()
     try:
         async for event in stream.events():
-            for item in await decode_events("changes.detected", [event]):
-                source = item.source_url or item.page_url
-                for url in dict.fromkeys([*settings.webhook_urls, *filter(None, [page_webhooks.get(source)])]):
-                    key = f"{item.event_id} {url}"
-                    if key in posted.get(item.site, {}):
-                        metrics.count("webhook_posts_repeated", "webhooks")
-                        continue
-                    outcome = await poster.post(url, item)
-                    posted[item.site] = remember_post(posted.get(item.site, {}), key, time.time(), keep_seconds)
-                    if outcome.state == "failed":
-                        log.warning("webhook %s: item %s not delivered after %d attempts (%s)", url,
-                                    item.item_url, outcome.attempts, outcome.error)
-                    metrics.count("webhook_posts", "webhooks", state=outcome.state)
-                    await send("webhooks.deliveries", WebhookDelivery(
-                        event_id=derived_event_id(item.event_id, "webhook", url), site=item.site, item_event_id=item.event_id, source_url=source, url=url,
-                        state=outcome.state, attempts=outcome.attempts, status=outcome.status,
-                        error=outcome.error))
+            async with kept_if_failed("deliver_webhooks", "changes.detected", [event]):
+                for item in await decode_events("changes.detected", [event]):
+                    source = item.source_url or item.page_url
+                    for url in dict.fromkeys([*settings.webhook_urls, *filter(None, [page_webhooks.get(source)])]):
+                        key = f"{item.event_id} {url}"
+                        if key in posted.get(item.site, {}):
+                            metrics.count("webhook_posts_repeated", "webhooks")
+                            continue
+                        outcome = await poster.post(url, item)
+                        posted[item.site] = remember_post(posted.get(item.site, {}), key, time.time(), keep_seconds)
+                        if outcome.state == "failed":
+                            log.warning("webhook %s: item %s not delivered after %d attempts (%s)", url,
+                                        item.item_url, outcome.attempts, outcome.error)
+                        metrics.count("webhook_posts", "webhooks", state=outcome.state)
+                        await send("webhooks.deliveries", WebhookDelivery(
+                            event_id=derived_event_id(item.event_id, "webhook", url), site=item.site,
+                            item_event_id=item.event_id, source_url=source, url=url,
+                            state=outcome.state, attempts=outcome.attempts, status=outcome.status,
+                            error=outcome.error))
     finally:
         await poster.close()

@@ -27,7 +27,7 @@ from schemas.discovery import DISCOVER_REASON
 from schemas.links import Anchor, LinksScored
 from streams import metrics, progress
 from streams.app import app, settings
-from streams.deadletters import decode_events
+from streams.deadletters import decode_events, kept_if_failed
 from streams.tables import store
 from streams.topics import send, topic
 
@@ -72,32 +72,33 @@ def score_pages(agent: RLCrawler, classifier: SourcePageClassifier,
 async def discover_sources(stream):
     loop = asyncio.get_running_loop()
     async for events in stream.take_events(PAGE_BATCH, within=0.1):
-        batch = [(event, page) for event in events for page in await decode_events("pages.fetched", [event])
-                 if page.reason == DISCOVER_REASON]
-        if not batch:
-            continue
-        agent, classifier, policy = models()
-        threshold = settings.source_threshold if settings.source_threshold is not None else classifier.threshold
-        opened: dict[str, DiscoveryEpisode] = {}
-        prepared = []
-        for event, page in batch:
-            key = episode_key(page.crawl_id, page.site)
-            if key not in opened:
-                value = episodes.get(key)
-                opened[key] = DiscoveryEpisode.model_validate(value) if value is not None else open_for(page)
-            episode = opened[key]
-            prepared.append((event, page, key, episode, prepare(episode, page, policy)))
-        running = [(page, step) for _, page, _, _, step in prepared if step.to_advance]
-        logits, page_probabilities = await loop.run_in_executor(None, score_pages, agent, classifier, running)
-        scores = zip(logits, page_probabilities)
-        for event, page, key, episode, step in prepared:
-            if step.to_advance:
-                way_hit, page_probability = next(scores)
-                step = advance(episode, page, step, way_hit, page_probability, threshold, agent.eta, policy,
-                               agent.stopper)
-            store(episodes, event, key, episode.model_dump(mode="json"))
-            await _send(page, scored_anchors(step.to_score), step)
-            progress.of(page.crawl_id).pages_discovered += 1
+        async with kept_if_failed("discover_sources", "pages.fetched", events):
+            batch = [(event, page) for event in events for page in await decode_events("pages.fetched", [event])
+                     if page.reason == DISCOVER_REASON]
+            if not batch:
+                continue
+            agent, classifier, policy = models()
+            threshold = settings.source_threshold if settings.source_threshold is not None else classifier.threshold
+            opened: dict[str, DiscoveryEpisode] = {}
+            prepared = []
+            for event, page in batch:
+                key = episode_key(page.crawl_id, page.site)
+                if key not in opened:
+                    value = episodes.get(key)
+                    opened[key] = DiscoveryEpisode.model_validate(value) if value is not None else open_for(page)
+                episode = opened[key]
+                prepared.append((event, page, key, episode, prepare(episode, page, policy)))
+            running = [(page, step) for _, page, _, _, step in prepared if step.to_advance]
+            logits, page_probabilities = await loop.run_in_executor(None, score_pages, agent, classifier, running)
+            scores = zip(logits, page_probabilities)
+            for event, page, key, episode, step in prepared:
+                if step.to_advance:
+                    way_hit, page_probability = next(scores)
+                    step = advance(episode, page, step, way_hit, page_probability, threshold, agent.eta, policy,
+                                   agent.stopper)
+                store(episodes, event, key, episode.model_dump(mode="json"))
+                await _send(page, scored_anchors(step.to_score), step)
+                progress.of(page.crawl_id).pages_discovered += 1
 
 
 async def _send(page: PageFetched, anchors: list[Anchor], step: Step) -> None:

@@ -28,7 +28,7 @@ from models.web.dom import parse_html
 from schemas.crawl import ITEM_TIME_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
 from streams import metrics, progress
 from streams.app import app, settings
-from streams.deadletters import decode_events
+from streams.deadletters import decode_events, kept_if_failed
 from streams.topics import send, topic
 
 log = logging.getLogger(__name__)
@@ -60,57 +60,58 @@ async def extract_records(stream):
     held = HeldOutcomes(held_outcomes)
     loop = asyncio.get_running_loop()
     async for event in stream.events():
-        for page in await decode_events("pages.fetched", [event]):
-            if page.reason == ITEM_TIME_REASON:
-                await _read_item_time(page, held, loop)
-                continue
-            if page.ok and is_html(page) and witnesses.wants(page):
-                witnesses.add(page, await loop.run_in_executor(None, witnesses.fingerprint, page))
-            if page.reason not in RECORD_REASONS:
-                continue
-            crawl = progress.of(page.crawl_id)
-            new_items, records = [], []
-            if page.ok and is_html(page):
-                if page.truncated:
-                    log.info("%s was cut at the size cap; its records are read from the part received", page.url)
-                    metrics.count("truncated_pages_read", "extract_records")
-                source = source_of(page)
-                template = templates.for_read(source, page.reason)
-                witness = witnesses.of(page) if not template else frozenset()
-                read = await loop.run_in_executor(None, read_records, page, template, witness)
-                reseed = templates.settle(source, page.reason, read.extraction)
-                if reseed:
-                    log.info("%s: its list chosen anew (%d records); its items seed the source again", page.url,
-                             len(read.records))
-                    metrics.count("lists_chosen_anew", "extract_records")
-                if not read.records:
-                    log.info("no records on %s (%d data regions)", page.final_url, read.extraction.regions)
-                    metrics.count("pages_without_records", "extract_records")
-                for record in read.records:
-                    crawl.records_sent += 1
-                    await send("records.extracted", record)
-                records = read.records
-                overflow = page.reason == OVERFLOW_REASON
-                new_items = detector.new_items(read.records, source, page.crawl_id, reseed, overflow)
-                for item in new_items:
-                    crawl.new_items_sent += 1
-                    metrics.count("new_items", "extract_records", page="next" if overflow else "first")
-                    await send("changes.detected", item)
-                if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(read.records, new_items):
-                    await _read_on(page, loop)
-                metrics.count("records_extracted", "extract_records", len(read.records))
-                metrics.count("extraction_ms", "extract_records", read.extraction_ms)
-                metrics.count("pages_read", "extract_records")
-            if page.reason == "revisit":
-                sending = held.hold(page, revisit_outcome(page, new_items, records), new_items, records)
-                if sending.flushed:
-                    log.info("%s: an earlier revisit's outcome is sent without all its items' times", page.url)
-                    metrics.count("outcomes_sent_without_item_times", "extract_records")
-                await _send_outcomes(sending.outcomes)
-                for request in sending.requests:
-                    await send("crawl.requests", request)
-                metrics.count("item_pages_requested", "extract_records", len(sending.requests))
-            crawl.pages_extracted += 1
+        async with kept_if_failed("extract_records", "pages.fetched", [event]):
+            for page in await decode_events("pages.fetched", [event]):
+                if page.reason == ITEM_TIME_REASON:
+                    await _read_item_time(page, held, loop)
+                    continue
+                if page.ok and is_html(page) and witnesses.wants(page):
+                    witnesses.add(page, await loop.run_in_executor(None, witnesses.fingerprint, page))
+                if page.reason not in RECORD_REASONS:
+                    continue
+                crawl = progress.of(page.crawl_id)
+                new_items, records = [], []
+                if page.ok and is_html(page):
+                    if page.truncated:
+                        log.info("%s was cut at the size cap; its records are read from the part received", page.url)
+                        metrics.count("truncated_pages_read", "extract_records")
+                    source = source_of(page)
+                    template = templates.for_read(source, page.reason)
+                    witness = witnesses.of(page) if not template else frozenset()
+                    read = await loop.run_in_executor(None, read_records, page, template, witness)
+                    reseed = templates.settle(source, page.reason, read.extraction)
+                    if reseed:
+                        log.info("%s: its list chosen anew (%d records); its items seed the source again", page.url,
+                                 len(read.records))
+                        metrics.count("lists_chosen_anew", "extract_records")
+                    if not read.records:
+                        log.info("no records on %s (%d data regions)", page.final_url, read.extraction.regions)
+                        metrics.count("pages_without_records", "extract_records")
+                    for record in read.records:
+                        crawl.records_sent += 1
+                        await send("records.extracted", record)
+                    records = read.records
+                    overflow = page.reason == OVERFLOW_REASON
+                    new_items = detector.new_items(read.records, source, page.crawl_id, reseed, overflow)
+                    for item in new_items:
+                        crawl.new_items_sent += 1
+                        metrics.count("new_items", "extract_records", page="next" if overflow else "first")
+                        await send("changes.detected", item)
+                    if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(read.records, new_items):
+                        await _read_on(page, loop)
+                    metrics.count("records_extracted", "extract_records", len(read.records))
+                    metrics.count("extraction_ms", "extract_records", read.extraction_ms)
+                    metrics.count("pages_read", "extract_records")
+                if page.reason == "revisit":
+                    sending = held.hold(page, revisit_outcome(page, new_items, records), new_items, records)
+                    if sending.flushed:
+                        log.info("%s: an earlier revisit's outcome is sent without all its items' times", page.url)
+                        metrics.count("outcomes_sent_without_item_times", "extract_records")
+                    await _send_outcomes(sending.outcomes)
+                    for request in sending.requests:
+                        await send("crawl.requests", request)
+                    metrics.count("item_pages_requested", "extract_records", len(sending.requests))
+                crawl.pages_extracted += 1
 
 
 async def _read_on(page: PageFetched, loop) -> None:

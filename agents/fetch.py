@@ -14,7 +14,7 @@ from schemas.crawl import LISTING_REASONS, RECORD_REASONS, TOPICAL_REASON, Crawl
 from schemas.discovery import DISCOVER_REASON
 from streams import metrics, progress
 from streams.app import app, settings
-from streams.deadletters import decode_events
+from streams.deadletters import decode_events, kept_if_failed
 from streams.topics import send, topic
 
 FETCH_BATCH = 64
@@ -27,23 +27,24 @@ async def fetch_pages(stream):
     await fetcher.start()
     try:
         async for events in stream.take_events(FETCH_BATCH, within=0.1):
-            requests: list[CrawlRequest] = await decode_events("crawl.requests", events)
-            pages = await asyncio.gather(*(fetcher.fetch(request) for request in requests))
-            for page in pages:
-                metrics.count("pages_fetched", "fetch", error=page.error.value, status=str(page.status))
-                metrics.count("fetch_ms", "fetch", page.fetch_ms)
-                await send("pages.fetched", page.with_body_capped(settings.max_message_body_bytes))
-                crawl = progress.of(page.crawl_id)
-                crawl.pages_fetched += 1
-                if page.reason in LISTING_REASONS:
-                    crawl.pages_to_tag += 1
-                if page.reason in RECORD_REASONS:
-                    crawl.pages_to_extract += 1
-                if page.reason == DISCOVER_REASON:
-                    crawl.pages_to_discover += 1
-                if page.reason == TOPICAL_REASON:
-                    crawl.pages_to_crawl_topically += 1
-                if progress.indexing_pages:
-                    crawl.pages_to_index += 1
+            async with kept_if_failed("fetch_pages", "crawl.requests", events):
+                requests: list[CrawlRequest] = await decode_events("crawl.requests", events)
+                pages = await asyncio.gather(*(fetcher.fetch(request) for request in requests))
+                for page in pages:
+                    metrics.count("pages_fetched", "fetch", error=page.error.value, status=str(page.status))
+                    metrics.count("fetch_ms", "fetch", page.fetch_ms)
+                    await send("pages.fetched", page.with_body_capped(settings.max_message_body_bytes))
+                    crawl = progress.of(page.crawl_id)
+                    crawl.pages_fetched += 1
+                    if page.reason in LISTING_REASONS:
+                        crawl.pages_to_tag += 1
+                    if page.reason in RECORD_REASONS:
+                        crawl.pages_to_extract += 1
+                    if page.reason == DISCOVER_REASON:
+                        crawl.pages_to_discover += 1
+                    if page.reason == TOPICAL_REASON:
+                        crawl.pages_to_crawl_topically += 1
+                    if progress.indexing_pages:
+                        crawl.pages_to_index += 1
     finally:
         await fetcher.close()  # the worker is stopping

@@ -12,7 +12,7 @@ import faust
 from agents.frontier import BfsFrontier
 from streams import metrics, progress
 from streams.app import app, settings
-from streams.deadletters import decode_events
+from streams.deadletters import decode_events, kept_if_failed
 from streams.topics import send, topic
 
 # JSON both ways, so keys come back from the changelog as the same str they were written as.
@@ -28,13 +28,14 @@ pages_planned = app.Table("frontier-planned", **_TABLE_OPTIONS)
 async def plan_crawl(stream):
     frontier = BfsFrontier(seen_urls, pages_planned)
     async for event in stream.events():
-        for links in await decode_events("links.scored", [event]):
-            if links.policy != "bfs":
-                continue  # a discovery episode's scored links: the discovery stage clicks them
-            requests = frontier.next_requests(links)
-            metrics.count("requests_planned", "plan_crawl", len(requests))
-            crawl = progress.of(links.crawl_id)
-            for request in requests:
-                crawl.requests_sent += 1
-                await send("crawl.requests", request)
-            crawl.link_sets_planned += 1
+        async with kept_if_failed("plan_crawl", "links.scored", [event]):
+            for links in await decode_events("links.scored", [event]):
+                if links.policy != "bfs":
+                    continue  # a discovery episode's scored links: the discovery stage clicks them
+                requests = frontier.next_requests(links)
+                metrics.count("requests_planned", "plan_crawl", len(requests))
+                crawl = progress.of(links.crawl_id)
+                for request in requests:
+                    crawl.requests_sent += 1
+                    await send("crawl.requests", request)
+                crawl.link_sets_planned += 1

@@ -20,7 +20,7 @@ from models.pagination.tagger import MAX_TAGGED_NODES, model_name
 from schemas.crawl import LISTING_REASONS
 from streams import metrics, progress
 from streams.app import app, settings
-from streams.deadletters import decode_events
+from streams.deadletters import decode_events, kept_if_failed
 from streams.topics import send, topic
 
 TAG_BATCH = 16
@@ -40,33 +40,35 @@ async def tag_pagination(stream):
     name = model_name(settings.pagination_model)
     loop = asyncio.get_running_loop()
     async for events in stream.take_events(TAG_BATCH, within=0.1):
-        pages = [page for page in await decode_events("pages.fetched", events) if page.reason in LISTING_REASONS]
-        listings = [page for page in pages if page.ok and is_html(page)]
-        if listings:
-            model = model or await loop.run_in_executor(None, shared_tagger, settings.pagination_model)
-            for tags in await loop.run_in_executor(None, tag_pages, model, name, listings):
-                metrics.count("pages_tagged", "tag_pagination")
-                if tags.nodes > MAX_TAGGED_NODES:
-                    metrics.count("pages_cut", "tag_pagination", reason="more links than the tagger reads")
-                metrics.count("tagging_ms", "tag_pagination", tags.tagging_ms)
-                progress.of(tags.crawl_id).tag_sets_sent += 1
-                await send("pagination.tags", tags)
-        for page in pages:
-            progress.of(page.crawl_id).pages_tagged += 1
+        async with kept_if_failed("tag_pagination", "pages.fetched", events):
+            pages = [page for page in await decode_events("pages.fetched", events) if page.reason in LISTING_REASONS]
+            listings = [page for page in pages if page.ok and is_html(page)]
+            if listings:
+                model = model or await loop.run_in_executor(None, shared_tagger, settings.pagination_model)
+                for tags in await loop.run_in_executor(None, tag_pages, model, name, listings):
+                    metrics.count("pages_tagged", "tag_pagination")
+                    if tags.nodes > MAX_TAGGED_NODES:
+                        metrics.count("pages_cut", "tag_pagination", reason="more links than the tagger reads")
+                    metrics.count("tagging_ms", "tag_pagination", tags.tagging_ms)
+                    progress.of(tags.crawl_id).tag_sets_sent += 1
+                    await send("pagination.tags", tags)
+            for page in pages:
+                progress.of(page.crawl_id).pages_tagged += 1
 
 
 @app.agent(topic("pagination.tags"))
 async def follow_pagination(stream):
     follower = PaginationFollower(seen_pages, pages_planned, content_digests, settings.pagination_max_pages)
     async for event in stream.events():
-        for tags in await decode_events("pagination.tags", [event]):
-            requests, stop = follower.next_requests(tags)
-            if requests and tags.depth == 0:
-                metrics.count("multipage_sources", "follow_pagination")
-            if stop:
-                metrics.count("pagination_stops", "follow_pagination", reason=stop)
-            crawl = progress.of(tags.crawl_id)
-            for request in requests:
-                crawl.requests_sent += 1
-                await send("crawl.requests", request)
-            crawl.tag_sets_followed += 1
+        async with kept_if_failed("follow_pagination", "pagination.tags", [event]):
+            for tags in await decode_events("pagination.tags", [event]):
+                requests, stop = follower.next_requests(tags)
+                if requests and tags.depth == 0:
+                    metrics.count("multipage_sources", "follow_pagination")
+                if stop:
+                    metrics.count("pagination_stops", "follow_pagination", reason=stop)
+                crawl = progress.of(tags.crawl_id)
+                for request in requests:
+                    crawl.requests_sent += 1
+                    await send("crawl.requests", request)
+                crawl.tag_sets_followed += 1

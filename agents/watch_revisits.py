@@ -37,7 +37,7 @@ from schemas.links import WatchStopped
 from schemas.revisit import RevisitObserved, RevisitTick
 from streams import metrics
 from streams.app import app, settings
-from streams.deadletters import decode_events
+from streams.deadletters import decode_events, kept_if_failed
 from streams.tables import store
 from streams.topics import send, topic
 
@@ -83,27 +83,29 @@ def _watched_source(page_url: str, what: str) -> WatchedSource | None:
 @app.agent(topic("sources.found"))
 async def watch_sources(stream):
     async for event in stream.events():
-        for found in await decode_events("sources.found", [event]):
-            if found.url in watched:
-                continue
-            source = start_watching(found.url, found.site, clock.tick(), discovered=found.kind == "discovered")
-            request = first_read(source, clock)
-            watched[found.url] = source.model_dump(mode="json")
-            await send("crawl.requests", request)
-            metrics.count("sources_watched", "revisit")
-            log.info("watching %s (found by %s)", found.url, found.crawl_id)
+        async with kept_if_failed("watch_sources", "sources.found", [event]):
+            for found in await decode_events("sources.found", [event]):
+                if found.url in watched:
+                    continue
+                source = start_watching(found.url, found.site, clock.tick(), discovered=found.kind == "discovered")
+                request = first_read(source, clock)
+                watched[found.url] = source.model_dump(mode="json")
+                await send("crawl.requests", request)
+                metrics.count("sources_watched", "revisit")
+                log.info("watching %s (found by %s)", found.url, found.crawl_id)
 
 
 @app.agent(topic("watch.stopped"))
 async def stop_watching(stream):
     async for event in stream.events():
-        for stopped in await decode_events("watch.stopped", [event]):
-            if watched.pop(stopped.url, None) is None:
-                metrics.count("stops_of_unwatched_sources", "revisit")
-                continue
-            _ticks_sent.pop(stopped.url, None)
-            metrics.count("sources_unwatched", "revisit")
-            log.info("no longer watching %s (%s)", stopped.url, stopped.reason)
+        async with kept_if_failed("stop_watching", "watch.stopped", [event]):
+            for stopped in await decode_events("watch.stopped", [event]):
+                if watched.pop(stopped.url, None) is None:
+                    metrics.count("stops_of_unwatched_sources", "revisit")
+                    continue
+                _ticks_sent.pop(stopped.url, None)
+                metrics.count("sources_unwatched", "revisit")
+                log.info("no longer watching %s (%s)", stopped.url, stopped.reason)
 
 
 @app.timer(interval=min(max(clock.real_seconds_per_tick() / 4, 0.25), 60.0))
@@ -123,40 +125,41 @@ async def emit_ticks():
 async def decide_revisits(stream):
     predictor = model()
     async for events in stream.take_events(TICK_BATCH, within=0.05):
-        # Per source, its latest tick in the batch: an earlier one still queued behind it (a backlog, a tick
-        # sent again) is passed over, and counts as a tick without a fetch.
-        due: dict[str, tuple[faust.types.EventT, WatchedSource, RevisitTick]] = {}
-        for event in events:
-            for tick in await decode_events("revisit.ticks", [event]):
-                source = _watched_source(tick.page_url, "ticks")
-                if source is None:
-                    continue
-                if clock.tick_of(tick.tick_at) <= source.last_tick:
-                    metrics.count("duplicate_ticks", "revisit")
-                    continue
-                if clock.tick_of(tick.tick_at) > clock.tick() + 1:
-                    # Deciding it would hold the page's ticks back until then (a skewed clock sent it).
-                    log.warning("tick %s of %s is in the future; dropped", tick.tick_at, tick.page_url)
-                    metrics.count("future_ticks", "revisit")
-                    continue
-                if tick.page_url in due:
-                    metrics.count("ticks_passed_over", "revisit")
-                    if due[tick.page_url][2].tick_at >= tick.tick_at:
+        async with kept_if_failed("decide_revisits", "revisit.ticks", events):
+            # Per source, its latest tick in the batch: an earlier one still queued behind it (a backlog, a tick
+            # sent again) is passed over, and counts as a tick without a fetch.
+            due: dict[str, tuple[faust.types.EventT, WatchedSource, RevisitTick]] = {}
+            for event in events:
+                for tick in await decode_events("revisit.ticks", [event]):
+                    source = _watched_source(tick.page_url, "ticks")
+                    if source is None:
                         continue
-                due[tick.page_url] = (event, source, tick)
-        batch = list(due.values())
-        decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock, max_interval,
-                           operating_threshold(), settings.revisit_exploration_share)
-        for (event, source, _), decision in zip(batch, decisions):
-            store(watched, event, source.page_url, source.model_dump(mode="json"))
-            await send("revisit.decisions", decision.message)
-            if decision.request is not None:
-                await send("crawl.requests", decision.request)
-            metrics.count("revisit_decisions", "revisit", fetch=str(decision.request is not None).lower())
-            if decision.starved:
-                metrics.count("revisits_starved", "revisit")
-            if decision.explored:
-                metrics.count("revisits_explored", "revisit")
+                    if clock.tick_of(tick.tick_at) <= source.last_tick:
+                        metrics.count("duplicate_ticks", "revisit")
+                        continue
+                    if clock.tick_of(tick.tick_at) > clock.tick() + 1:
+                        # Deciding it would hold the page's ticks back until then (a skewed clock sent it).
+                        log.warning("tick %s of %s is in the future; dropped", tick.tick_at, tick.page_url)
+                        metrics.count("future_ticks", "revisit")
+                        continue
+                    if tick.page_url in due:
+                        metrics.count("ticks_passed_over", "revisit")
+                        if due[tick.page_url][2].tick_at >= tick.tick_at:
+                            continue
+                    due[tick.page_url] = (event, source, tick)
+            batch = list(due.values())
+            decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock, max_interval,
+                               operating_threshold(), settings.revisit_exploration_share)
+            for (event, source, _), decision in zip(batch, decisions):
+                store(watched, event, source.page_url, source.model_dump(mode="json"))
+                await send("revisit.decisions", decision.message)
+                if decision.request is not None:
+                    await send("crawl.requests", decision.request)
+                metrics.count("revisit_decisions", "revisit", fetch=str(decision.request is not None).lower())
+                if decision.starved:
+                    metrics.count("revisits_starved", "revisit")
+                if decision.explored:
+                    metrics.count("revisits_explored", "revisit")
 
 
 def _log_dates_not_read(page_url: str, learned) -> None:
@@ -180,40 +183,41 @@ def _log_dates_not_read(page_url: str, learned) -> None:
 async def observe_revisits(stream):
     predictor = model()
     async for event in stream.events():
-        for outcome in await decode_events("revisit.outcomes", [event]):
-            source = _watched_source(outcome.page_url, "outcomes")
-            if source is None:
-                continue
-            observation = observe(source, outcome, clock, predictor.prior)
-            if not observation.in_order:
-                metrics.count("outcomes_out_of_order", "revisit")
-            if observation.learned is not None:
-                _log_dates_not_read(outcome.page_url, observation.learned)
-            if (reason := withdrawal_reason(source, outcome, observation)) is not None:
-                # Stopped as a person's stop is (stop_watching takes it out of the table, its webhook stops, the
-                # stop and its reason are stored); nothing of this read is kept.
-                log.warning("%s withdrawn from watching: %s", outcome.page_url, reason)
-                metrics.count("finds_withdrawn", "revisit")
-                await send("watch.stopped", WatchStopped(site=outcome.site, url=outcome.page_url, reason=reason))
-                continue
-            if observation.counted_ticks:
-                await send("revisit.observed", RevisitObserved(
-                    event_id=derived_event_id(outcome.event_id, "observed"), site=outcome.site,
-                    page_url=outcome.page_url, tick_at=outcome.tick_at,
-                    update_ticks=[clock.tick_time(tick) for tick in observation.counted_ticks]))
-            if not outcome.read:
-                log.info("revisit of %s failed: %s", outcome.page_url, outcome.error)
-                metrics.count("revisits_failed", "revisit")
-            watched[outcome.page_url] = source.model_dump(mode="json")
-            now = clock.tick()
-            # The figures' sums too (a period's own figures come from revisit.observed and the decisions).
-            counts = {"ticks_watched": now - source.added_tick, "revisits": source.fetches, "new_items": source.items,
-                      "update_ticks": source.update_ticks, "timely_ticks": source.timely,
-                      "delay_hours_sum": source.delay_hours}
-            for name, value in (source.figures(now) | counts | rhythm_figures(source, predictor.prior)).items():
-                if value is not None:
-                    metrics.gauge(name, "revisit", round(value, 4), source=outcome.page_url)
-            if source.counts:
-                rhythm = summarize_rhythm(predictor.prior, rhythm_counts(source), source.exposure)
-                metrics.gauge("rhythm_peaks", "revisit", rhythm.peak_share, source=outcome.page_url,
-                              peaks=", ".join(rhythm.peaks))
+        async with kept_if_failed("observe_revisits", "revisit.outcomes", [event]):
+            for outcome in await decode_events("revisit.outcomes", [event]):
+                source = _watched_source(outcome.page_url, "outcomes")
+                if source is None:
+                    continue
+                observation = observe(source, outcome, clock, predictor.prior)
+                if not observation.in_order:
+                    metrics.count("outcomes_out_of_order", "revisit")
+                if observation.learned is not None:
+                    _log_dates_not_read(outcome.page_url, observation.learned)
+                if (reason := withdrawal_reason(source, outcome, observation)) is not None:
+                    # Stopped as a person's stop is (stop_watching takes it out of the table, its webhook stops, the
+                    # stop and its reason are stored); nothing of this read is kept.
+                    log.warning("%s withdrawn from watching: %s", outcome.page_url, reason)
+                    metrics.count("finds_withdrawn", "revisit")
+                    await send("watch.stopped", WatchStopped(site=outcome.site, url=outcome.page_url, reason=reason))
+                    continue
+                if observation.counted_ticks:
+                    await send("revisit.observed", RevisitObserved(
+                        event_id=derived_event_id(outcome.event_id, "observed"), site=outcome.site,
+                        page_url=outcome.page_url, tick_at=outcome.tick_at,
+                        update_ticks=[clock.tick_time(tick) for tick in observation.counted_ticks]))
+                if not outcome.read:
+                    log.info("revisit of %s failed: %s", outcome.page_url, outcome.error)
+                    metrics.count("revisits_failed", "revisit")
+                watched[outcome.page_url] = source.model_dump(mode="json")
+                now = clock.tick()
+                # The figures' sums too (a period's own figures come from revisit.observed and the decisions).
+                counts = {"ticks_watched": now - source.added_tick, "revisits": source.fetches,
+                          "new_items": source.items, "update_ticks": source.update_ticks, "timely_ticks": source.timely,
+                          "delay_hours_sum": source.delay_hours}
+                for name, value in (source.figures(now) | counts | rhythm_figures(source, predictor.prior)).items():
+                    if value is not None:
+                        metrics.gauge(name, "revisit", round(value, 4), source=outcome.page_url)
+                if source.counts:
+                    rhythm = summarize_rhythm(predictor.prior, rhythm_counts(source), source.exposure)
+                    metrics.gauge("rhythm_peaks", "revisit", rhythm.peak_share, source=outcome.page_url,
+                                  peaks=", ".join(rhythm.peaks))

@@ -19,6 +19,7 @@ from streams.cli import (
     kafka,
     records,
     replay,
+    resend,
     retrain,
     serving,
     soak,
@@ -34,7 +35,7 @@ from streams.heap import collect_less_often
 COMMANDS = (
     kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, expand.Expand, demo.Demo, crawl.CrawlSnapshots,
     serving.Simweb, bench.Bench, train.Train, evaluate.Evaluate, retrain.Retrain, tag.Tag, sql.Sql, watch.Watch,
-    records.Records, replay.Replay, serving.ServeSites, serving.Serve, fuzz.Fuzz, soak.Soak,
+    records.Records, replay.Replay, resend.Resend, serving.ServeSites, serving.Serve, fuzz.Fuzz, soak.Soak,
 )
 
 

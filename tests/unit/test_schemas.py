@@ -87,3 +87,21 @@ def test_ok_means_a_2xx_without_error():
 )
 def test_site_of(url, site):
     assert site_of(url) == site
+
+
+def test_a_failed_batch_names_its_stage_and_no_validation_reason_reads_as_one():
+    from schemas.deadletter import failed_stage, failure_reason
+    from tests.hostile_messages import hostile_values
+
+    try:
+        raise KeyError("a key no page had")
+    except KeyError as error:
+        reason = failure_reason("extract_records", error, "Traceback …")
+    assert reason.startswith("extract_records raised KeyError: 'a key no page had'\n")
+    assert failed_stage(reason) == "extract_records"
+    # Messages that failed to validate would fail alike if resent: none may read as a failed batch.
+    for topic in TOPICS:
+        for _, raw in hostile_values(topic, seed=3):
+            with pytest.raises(InvalidMessage) as invalid:
+                decode(topic, raw)
+            assert failed_stage(invalid.value.reason) is None, invalid.value.reason
