@@ -32,6 +32,7 @@ from streams.tables import store
 from streams.topics import send, topic
 
 log = logging.getLogger(__name__)
+# Pages read together: their anchors scored in one call (models.discovery.agent.logits_of_pages).
 PAGE_BATCH = 16
 episodes = app.Table("discovery-episodes", partitions=settings.topic_partitions,
                      schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
@@ -59,7 +60,7 @@ def score_pages(agent: RLCrawler, classifier: SourcePageClassifier,
                 pages: list[tuple[PageFetched, Step]]) -> tuple[list[tuple], list[float | None]]:
     """Per page, the agent's (π, h) logits of the links it is to score, and the classifier's P(source) of a
     clicked page that was read (None for a homepage or an unreadable page)."""
-    logits = [agent.logits([link.candidate() for link in step.to_score]) for _, step in pages]
+    logits = agent.logits_of_pages([[link.candidate() for link in step.to_score] for _, step in pages])
     clicked = [index for index, (page, _) in enumerate(pages) if page.depth > 0 and page.ok and is_html(page)]
     probabilities = classifier.predict([(pages[i][0].body, pages[i][0].final_url) for i in clicked])
     page_probabilities: list[float | None] = [None] * len(pages)

@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from models.discovery.anchor_boxes import AnchorBoxes
 from models.discovery.episode import FrontierLink
@@ -88,14 +89,23 @@ class PolicyNet(nn.Module):
         # The auxiliary task (training only): each anchor's box and its neighbours' from the same features.
         self.box_head = nn.Linear(shape.joint_hidden, BOX_TARGETS)
 
-    def features(self, texts: torch.Tensor, bags: torch.Tensor) -> torch.Tensor:
-        """The joint features of one page's anchors, in document order: texts (n, 2·text_dim), bags (n, tags + 1)."""
-        tags, _ = self.tag_net(self.tag_input(bags).unsqueeze(0))
-        return self.joint(torch.cat([self.anchor_net(texts), tags.squeeze(0)], dim=1))
+    def features(self, texts: torch.Tensor, bags: torch.Tensor, lengths: Sequence[int] = ()) -> torch.Tensor:
+        """The joint features of one page's anchors, in document order: texts (n, 2·text_dim), bags (n, tags + 1);
+        or of several pages' anchors one page after another, `lengths` their anchors per page (each page's tag
+        paths read as a sequence of their own)."""
+        tag_inputs = self.tag_input(bags)
+        if len(lengths) < 2:
+            tags = self.tag_net(tag_inputs.unsqueeze(0))[0].squeeze(0)
+        else:
+            read, _ = self.tag_net(pack_sequence(torch.split(tag_inputs, list(lengths)), enforce_sorted=False))
+            padded, _ = pad_packed_sequence(read, batch_first=True)
+            tags = torch.cat([padded[page, :length] for page, length in enumerate(lengths)])
+        return self.joint(torch.cat([self.anchor_net(texts), tags], dim=1))
 
-    def forward(self, texts: torch.Tensor, bags: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Logits of one page's anchors: π's and h's."""
-        features = self.features(texts, bags)
+    def forward(self, texts: torch.Tensor, bags: torch.Tensor,
+                lengths: Sequence[int] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits of one page's anchors (or several pages', as `features` reads them): π's and h's."""
+        features = self.features(texts, bags, lengths)
         return self.policy_head(features).squeeze(1), self.hit_head(features).squeeze(1)
 
 
@@ -253,11 +263,20 @@ class RLCrawler:
     def logits(self, anchors: list[Candidate]) -> tuple[np.ndarray, np.ndarray]:
         """The logits of π(a) and h(a) for one page's anchors in document order — the values `choose` compares
         (the stream keeps them in the episode's state and picks with `stored_choice`)."""
-        if not anchors:
-            return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
+        return self.logits_of_pages([anchors])[0]
+
+    def logits_of_pages(self, pages: Sequence[list[Candidate]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """`logits` of each page, the pages read together (a batch of the discovery stage): one text-encoder
+        call and one pass of the net for all — per page, each a few small operations, it was the time a page
+        took once its texts were known."""
+        lengths = [len(anchors) for anchors in pages if anchors]
+        if not lengths:
+            return [(np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)) for _ in pages]
         with torch.inference_mode():
-            way, hit = self.net(*self._features(anchors))
-            return way.numpy(), hit.numpy()
+            way, hit = self.net(*self._features([a for anchors in pages for a in anchors]), lengths)
+        ways, hits = iter(torch.split(way, lengths)), iter(torch.split(hit, lengths))
+        return [(next(ways).numpy(), next(hits).numpy()) if anchors else
+                (np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)) for anchors in pages]
 
     def save(self, path: Path) -> None:
         shape = self.net.shape

@@ -3,7 +3,7 @@
 so a running worker is mostly warm).
 
 The pages are every page of the given site folders (<data>/sites by default) as the agent sees them: the
-same-site anchors of each, scored page by page (one batch per page, as the discovery stage does).
+same-site anchors of each, scored a batch of pages per call as the discovery stage does, and one page per call.
 """
 
 from __future__ import annotations
@@ -30,19 +30,29 @@ def _pages(paths: list[Path], limit: int) -> list[list[Candidate]]:
     return pages
 
 
-def bench_discovery(agent: RLCrawler, paths: list[Path], pages_per_site: int = 20, runs: int = 3) -> dict:
+def bench_discovery(agent: RLCrawler, paths: list[Path], batch: int, pages_per_site: int = 20, runs: int = 3) -> dict:
+    """Anchors per second, cold and warm: `batch` pages scored per call, as the discovery stage reads them
+    (its batch; a quiet stream's batches are smaller), and, apart, one page per call."""
     pages = _pages(paths, pages_per_site)
     anchors = sum(len(page) for page in pages)
+    batches = [pages[start:start + batch] for start in range(0, len(pages), batch)]
 
-    def one_pass() -> float:
+    def one_pass(pages_per_call: int) -> float:
         started = time.perf_counter()
-        for page in pages:
-            agent.scores(page)
+        if pages_per_call == 1:
+            for page in pages:
+                agent.scores(page)
+        else:
+            for pages_of_call in batches:
+                agent.logits_of_pages(pages_of_call)
         return time.perf_counter() - started
 
-    agent.encoder.clear()
-    cold = one_pass()
-    warm = statistics.median(one_pass() for _ in range(runs))
-    return {"pages": len(pages), "anchors": anchors, "cold_seconds": round(cold, 2), "warm_seconds": round(warm, 2),
-            "anchors_per_s_cold": round(anchors / cold), "anchors_per_s_warm": round(anchors / warm),
-            "runs": runs}
+    figures = {"pages": len(pages), "anchors": anchors, "batch": batch, "runs": runs}
+    for pages_per_call, named in ((batch, ""), (1, "_one_page")):
+        agent.encoder.clear()
+        cold = one_pass(pages_per_call)
+        warm = statistics.median(one_pass(pages_per_call) for _ in range(runs))
+        figures |= {f"cold_seconds{named}": round(cold, 2), f"warm_seconds{named}": round(warm, 2),
+                    f"anchors_per_s_cold{named}": round(anchors / cold),
+                    f"anchors_per_s_warm{named}": round(anchors / warm)}
+    return figures

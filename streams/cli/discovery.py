@@ -303,6 +303,7 @@ class BenchDiscovery(Command):
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
+        from agents.discover import PAGE_BATCH
         from models.discovery.agent import DEFAULT_AGENT, RLCrawler
         from models.discovery.throughput import bench_discovery
         from models.model_files import ModelVersionError
@@ -313,8 +314,10 @@ class BenchDiscovery(Command):
             raise CommandError(str(error)) from None
         folders = [Path(folder) for folder in args.data or [get_settings().data / "sites"]]
         threads_for_reading()  # as a worker does: its figures are a worker's
-        result = bench_discovery(agent, folders, runs=args.runs)
+        result = bench_discovery(agent, folders, PAGE_BATCH, runs=args.runs)
         print_json(result) if args.json else print(
-            f"{result['anchors']} anchors of {result['pages']} pages: {result['anchors_per_s_cold']} anchors/s with "
-            f"a cold text cache, {result['anchors_per_s_warm']} warm (median of {result['runs']})")
+            f"{result['anchors']} anchors of {result['pages']} pages, {result['batch']} pages a call as the "
+            f"discovery stage: {result['anchors_per_s_cold']} anchors/s with a cold text cache, "
+            f"{result['anchors_per_s_warm']} warm (median of {result['runs']}); one page a call: "
+            f"{result['anchors_per_s_cold_one_page']} cold, {result['anchors_per_s_warm_one_page']} warm")
         return 0
