@@ -30,7 +30,8 @@ async def resend_failed(stage: str | None, from_beginning: bool, group: str) -> 
     """Send again the messages dead-lettered by failed batches (of agent `stage` only, where given): counts of
     the dead letters read, the messages resent (each once, whichever stages failed on it) and those gone."""
     def failed(letter: DeadLetter) -> bool:
-        return failed_stage(letter.reason) is not None and stage in (None, failed_stage(letter.reason))
+        failed_in = failed_stage(letter.reason)
+        return failed_in is not None and stage in (None, failed_in)
 
     letters, _ = await read_topic("deadletter", from_beginning, group, keep=failed)
     wanted = sorted({(letter.topic, letter.partition, letter.offset) for letter in letters})

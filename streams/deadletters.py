@@ -50,9 +50,9 @@ async def kept_if_failed(stage: str, name: str, events: Sequence[EventT]) -> Asy
     except Exception as error:  # a task cancelled at shutdown raises CancelledError, not an Exception
         log.exception("%s failed on a batch of %d from %s; the batch is dead-lettered", stage, len(events), name)
         metrics.count("batches_failed", stage, error=type(error).__name__)
-        where = "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:]
+        reason = failure_reason(stage, error, "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:])
         for event in events:
-            await dead_letter(name, event, failure_reason(stage, error, where), stage)
+            await dead_letter(name, event, reason, stage)
 
 
 async def dead_letter(name: str, event: EventT, reason: str, stage: str = "") -> None:

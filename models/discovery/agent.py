@@ -269,14 +269,14 @@ class RLCrawler:
         """`logits` of each page, the pages read together (a batch of the discovery stage): one text-encoder
         call and one pass of the net for all — per page, each a few small operations, it was the time a page
         took once its texts were known."""
+        none = np.zeros(0, dtype=np.float32)
         lengths = [len(anchors) for anchors in pages if anchors]
         if not lengths:
-            return [(np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)) for _ in pages]
+            return [(none, none) for _ in pages]
         with torch.inference_mode():
             way, hit = self.net(*self._features([a for anchors in pages for a in anchors]), lengths)
         ways, hits = iter(torch.split(way, lengths)), iter(torch.split(hit, lengths))
-        return [(next(ways).numpy(), next(hits).numpy()) if anchors else
-                (np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)) for anchors in pages]
+        return [(next(ways).numpy(), next(hits).numpy()) if anchors else (none, none) for anchors in pages]
 
     def save(self, path: Path) -> None:
         shape = self.net.shape
