@@ -47,6 +47,18 @@ def close_store() -> None:
         store.cache_clear()
 
 
+def _leave_to_the_next_worker(events: list[faust.types.EventT]) -> None:
+    """The worker stops with a batch not stored: its partitions are committed no further than the batch, so
+    the next worker reads it again (see `streams.held_offsets`). The batch and every message of its
+    partitions still in this worker are marked done in this process only (never acked to the consumer), so
+    the shutdown does not wait for them."""
+    for event in events:
+        app.held_offsets.hold(event.message.tp, event.message.offset)
+    held = {event.message.tp for event in events}
+    for message in [event.message for event in events] + [m for m in app.consumer.unacked if m.tp in held]:
+        message.acked = True
+
+
 def _sink_agent(name: str, table: str) -> None:
     async def sink(stream):
         clickhouse = store()
@@ -63,10 +75,7 @@ def _sink_agent(name: str, table: str) -> None:
                 on_stalled=lambda stalled: metrics.gauge("sink_stalled", "sink", int(stalled), table=table),
                 stopping=lambda: app.should_stop)
             if not stored:
-                # Left to the next worker: marked done in this process only (never acked to the consumer),
-                # so Faust's shutdown does not wait for them and their offsets are never committed.
-                for event in events:
-                    event.message.acked = True
+                _leave_to_the_next_worker(events)
                 return
             for event in events:
                 event.message.decref()

@@ -32,6 +32,8 @@ import faust
 from faust.types import EventT
 from mode.utils.queues import ThrowableQueue
 
+from streams.held_offsets import HeldOffsets, committing_no_further
+
 
 class NeverHandled:
     """Per message, how many of its events will never reach their agent (weakly: a message forgotten by
@@ -90,11 +92,13 @@ class AgentQueue(ThrowableQueue):
 
 
 class App(faust.App):
-    """faust.App whose rebalances let go of messages that no agent will finish (see the module)."""
+    """faust.App whose rebalances let go of messages that no agent will finish (see the module), and whose
+    commits keep away from held partitions (`streams.held_offsets`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.never_handled = NeverHandled()
+        self.held_offsets = HeldOffsets()
 
     def FlowControlQueue(self, maxsize: int | None = None, *, clear_on_resume: bool = False) -> ThrowableQueue:
         return AgentQueue(maxsize=maxsize, flow_control=self.flow_control, clear_on_resume=clear_on_resume,
@@ -115,6 +119,7 @@ class App(faust.App):
         # The seeks run in the consumer's thread, as Faust's own do.
         consumer.seek_to_committed = partial(seek_to_committed_or_beginning, consumer._thread,
                                              consumer.seek_to_committed)
+        consumer._commit = committing_no_further(consumer._commit, self.held_offsets)
         return consumer
 
 
