@@ -31,6 +31,7 @@ from models.records.extraction import (
     CONTENT_TAGS,
     LINE_CLASS,
     RegionCandidate,
+    has_item_link,
     item_link,
     in_navigation,
     text_of,
@@ -55,6 +56,7 @@ FEATURES = (
     "in_content", "log_depth", "position",
     "span", "from_mdr", "from_siblings", "lines", "table_rows", "list_items", "log_candidates",
     "template_letter_share", "template_record_share", "structure_on_witness", "data_on_witness", "has_witnesses",
+    "regrouped",
 )
 
 
@@ -67,6 +69,8 @@ class ListCandidate:
     generator: str
     # The MDR ranking's score (letters, weighted for links and dates; 0 for other generators).
     mdr_score: float = 0.0
+    # Another candidate holds the same elements grouped otherwise (MDR's records of two siblings, one each).
+    regrouped: bool = False
 
     @property
     def records(self) -> list[list[lxml.html.HtmlElement]]:
@@ -87,22 +91,33 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
     if root is None:
         return []
     found = [_from_mdr(candidate) for candidate in ranked_candidates(root, base_url)]
-    # A sibling group of the elements an MDR region holds is that region less its grouping: MDR's records of
-    # several siblings (a title row and a details row) are the finer reading.
-    seen = {_elements(candidate.records) for candidate in found}
+    # A sibling group of the elements an MDR region holds is that region again, less its grouping where MDR
+    # grouped several siblings: a title row and a details row are one record. Unless each of them links an
+    # item of its own — then they are alike items MDR paired up (results that differ too much one by one, alike
+    # two by two), and the group is the other reading of them, both kept for the ranker.
+    regions = {_elements(candidate.records): candidate for candidate in found}
     groups = []
     for members in sibling_groups(root, 2):
         # Ranked by their raw text's letters (spacing holds none); only the groups kept are read as text.
         raw = [member.text_content() for member in members]
-        if any(not text.isspace() for text in raw if text) and _elements([members]) not in seen:
-            groups.append((sum(letters_of(text) for text in raw), members))
+        region = regions.get(_elements([members]))
+        if any(not text.isspace() for text in raw if text) and (region is None or _items_paired(region, base_url)):
+            groups.append((sum(letters_of(text) for text in raw), members, region))
     groups.sort(key=lambda group: -group[0])
-    for _, members in groups[:MAX_SIBLING_GROUPS]:
+    for _, members, paired in groups[:MAX_SIBLING_GROUPS]:
         kept = [(member, text) for member in members if (text := text_of([member]))]
         if len(kept) >= 2:
             region = DataRegion(parent=members[0].getparent(), records=[[m] for m, _ in kept], span=1)
-            found.append(ListCandidate(region, [text for _, text in kept], "siblings"))
+            found.append(ListCandidate(region, [text for _, text in kept], "siblings", regrouped=paired is not None))
+            if paired is not None:
+                paired.regrouped = True
     return found
+
+
+def _items_paired(candidate: ListCandidate, base_url: str) -> bool:
+    """MDR grouped several siblings per record, each of which links an item."""
+    return candidate.region.span > 1 and all(has_item_link([node], base_url)
+                                             for nodes in candidate.records for node in nodes)
 
 
 def _from_mdr(candidate: RegionCandidate) -> ListCandidate:
@@ -170,7 +185,7 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
             math.log1p(sum(1 for _ in parent.iterancestors())), order.get(records[0][0], 0) / total_elements,
             float(len(records[0])), float(candidate.generator == "mdr"), float(candidate.generator == "siblings"),
             float(records[0][0].get("class") == LINE_CLASS), float(tag == "tr"), float(tag == "li"),
-            math.log1p(len(candidates)), *_witness_features(candidate.region, template),
+            math.log1p(len(candidates)), *_witness_features(candidate.region, template), float(candidate.regrouped),
         ])
     return np.asarray(rows, dtype=np.float32)
 

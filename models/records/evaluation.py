@@ -1,18 +1,21 @@
 """Evaluation of record extraction with the metrics of DESIGN.md, sourcewatch beside the sibling-group baseline.
 
 Estuka: per-page precision/recall/F1 of records (a predicted record matches a gold record when the gold
-record's first field appears in its text, whitespace-normalised and case-insensitive; one-to-one), averaged
-over pages. City Scrapers: one-to-one recall of asserted items (title, or start date in a common rendering,
-in the record's text), exact-count accuracy where the expected count is known, precision only over pages whose
-items are all asserted. Snapshots: item-link recall over a listing and its pagination. sourcewatch reads each
-page with the site's other pages as witnesses of its template where the data set has them
-(models.records.witnesses); the baseline reads the page alone.
+record's first field appears in its text, whitespace- and Unicode-normalised and case-insensitive, a label's
+encoding faults forgiven — `_label_matcher`; one-to-one), averaged over pages. City Scrapers: one-to-one
+recall of asserted items (title, or start date in a common rendering, in the record's text), exact-count
+accuracy where the expected count is known, precision only over pages whose items are all asserted. Snapshots:
+item-link recall over a listing and its pagination. sourcewatch reads each page with the site's other pages as
+witnesses of its template where the data set has them (models.records.witnesses); the baseline reads the page
+alone.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -56,7 +59,29 @@ largest_region_extractor = ranked_extractor(LargestRegion())
 
 
 def _fold(text: str) -> str:
-    return normalize_space(text).casefold()
+    """Text as records and labels are compared: whitespace normalised, Unicode's compatibility forms as their
+    plain letters ("…" as "...", "ﬁ" as "fi", full-width as ASCII: labels and pages write them either way),
+    case-insensitive."""
+    return unicodedata.normalize("NFKC", normalize_space(text)).casefold()
+
+
+def _label_decoded(key: str) -> str:
+    """A label mis-decoded where its page was UTF-8 read as Windows-1252 ("HPÂ®" for "HP®") as its page
+    shows it; any other label as it is."""
+    try:
+        return unicodedata.normalize("NFKC", key).encode("cp1252").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return key
+
+
+def _label_matcher(key: str) -> Callable[[str], bool]:
+    """Whether a record's folded text shows the label: a "?" of the label also stands for the character an
+    encoder could not write ("Your information ? Join AAdvantage" for "Your information › Join AAdvantage")."""
+    folded = _fold(_label_decoded(key))
+    if "?" not in folded:
+        return lambda text: folded in text
+    pattern = re.compile(re.escape(folded).replace(r"\?", "."))
+    return lambda text: pattern.search(text) is not None
 
 
 def one_to_one(matches: Sequence[Sequence[int]]) -> int:
@@ -113,7 +138,7 @@ def estuka_prf(texts: Sequence[str], keys: Sequence[str]) -> tuple[float, float,
     """Precision, recall and F1 of records (their texts) against a page's labelled records (their first
     fields)."""
     folded = [_fold(text) for text in texts]
-    matches = [[i for i, text in enumerate(folded) if _fold(key) in text] for key in keys]
+    matches = [[i for i, text in enumerate(folded) if shown(text)] for shown in map(_label_matcher, keys)]
     return _prf(one_to_one(matches), len(texts), len(keys))
 
 

@@ -25,8 +25,8 @@ def test_candidates_come_from_mdr_and_sibling_groups_each_element_set_once():
     candidates = page_candidates(root, BASE)
     generators = {c.generator for c in candidates}
     assert generators == {"mdr", "siblings"}
-    # MDR reads the table as six records of two rows; the twelve rows as a sibling group would be the same
-    # elements less that grouping, so they are not a candidate of their own.
+    # MDR reads the table as six records of two rows (a title row, a details row); the twelve rows as a sibling
+    # group would be the same elements less that grouping, so they are not a candidate of their own.
     assert any(c.generator == "mdr" and len(c.records) == 6 and len(c.records[0]) == 2 for c in candidates)
     assert not any(c.generator == "siblings" and c.records[0][0].tag == "tr" for c in candidates)
     assert any(c.records[0][0].get("class") == "tag" and len(c.records) == 5 for c in candidates)
@@ -39,11 +39,30 @@ def test_candidates_come_from_mdr_and_sibling_groups_each_element_set_once():
     assert chosen.generator == "mdr" and len(chosen.records) == 6
 
 
-def _pages(seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def test_alike_items_mdr_paired_up_are_also_read_one_by_one():
+    # Every other result shows a snippet and details: one by one too unlike for MDR, alike two by two. Each
+    # links a result of its own, so the twelve are also a candidate one each, both readings marked for the ranker.
+    def result(n: int) -> str:
+        details = (f"<p>About result {n}, a long snippet of text</p><div><span>2024-05-{n:02d}</span><span>5 KB"
+                   "</span><img src='x.png'><em>pdf</em></div>") if n % 2 else ""
+        return f'<li><a href="/r/{n}">Result {n} title</a>{details}</li>'
+
+    root = parse_html("<html><body><main><ul>" + "".join(result(n) for n in range(1, 13)) + "</ul></main></body></html>")
+    candidates = page_candidates(root, BASE)
+    paired = [c for c in candidates if c.generator == "mdr" and len(c.records) == 6]
+    one_by_one = [c for c in candidates if c.generator == "siblings" and len(c.records) == 12]
+    assert len(paired) == len(one_by_one) == 1
+    assert paired[0].regrouped and one_by_one[0].regrouped
+    assert one_by_one[0].texts[1].startswith("Result 2 title")
+    column = FEATURES.index("regrouped")
+    assert candidate_features(candidates, root, BASE)[:, column].sum() == 2
+
+
+def _pages(seed: int, count: int = 150) -> list[tuple[np.ndarray, np.ndarray]]:
     """Synthetic pages where the best candidate is the one with the highest first feature."""
     rng = np.random.default_rng(seed)
     pages = []
-    for _ in range(150):
+    for _ in range(count):
         x = rng.normal(size=(6, len(FEATURES))).astype(np.float32)
         y = np.zeros(6, dtype=np.float32)
         y[int(np.argmax(x[:, 0]))] = 1.0
@@ -68,7 +87,8 @@ def test_a_page_of_hundreds_of_candidates_describes_its_largest_as_if_all_were_d
 
 
 def test_the_ranker_learns_to_rank_within_pages_and_survives_save_and_load(tmp_path):
-    ranker = train_ranker(_pages(0), rounds=60, members=2)
+    # Chance picks one of 6; the other features are noise (at 150 pages, ~0.8 depending on the draw).
+    ranker = train_ranker(_pages(0, count=300), rounds=60, members=2)
     held_out = _pages(1)
     right = sum(ranker.choose(x) == int(np.argmax(y)) for x, y in held_out)
     assert right >= 0.8 * len(held_out)

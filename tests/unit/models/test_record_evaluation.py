@@ -1,0 +1,27 @@
+"""How records are scored against labels: one-to-one matches, text compared as pages and labels write it."""
+
+from models.records.evaluation import estuka_prf
+
+
+def test_a_record_matches_a_label_whose_first_field_its_text_shows_once():
+    texts = ["Monthly meetup 1 March 1, 2024", "Monthly meetup 2 March 2, 2024", "Imprint"]
+    precision, recall, f1 = estuka_prf(texts, ["monthly MEETUP 1", "Monthly meetup 2", "Monthly meetup 3"])
+    assert (precision, recall) == (2 / 3, 2 / 3)
+    # One record answers for one label only.
+    assert estuka_prf(["Monthly meetup 1 and 2"], ["Monthly meetup 1", "meetup 1 and 2"])[:2] == (1.0, 0.5)
+
+
+def test_compatibility_forms_and_a_labels_encoding_faults_are_forgiven():
+    texts = ["Caring for your HP® Notebook PC | HP Customer Sup... more",
+             "Your information › Join AAdvantage › American Airlines",
+             "ﬁnance ＆ tax"]
+    labels = ["Caring for your HPÂ® Notebook PC | HP Customer Sup…",  # UTF-8 read as Windows-1252; "…"
+              "Your information ? Join AAdvantage ? American Airlines",  # "?" for what an encoder could not write
+              "finance & tax"]
+    assert estuka_prf(texts, labels)[2] == 1.0
+
+
+def test_a_question_mark_still_needs_a_character_and_the_rest_must_match():
+    assert estuka_prf(["What is new"], ["What is new?"])[1] == 0.0
+    assert estuka_prf(["Your information › Join AAdvantage"], ["Your information ? Join Delta"])[1] == 0.0
+    assert estuka_prf(["What is new? Everything"], ["What is new?"])[1] == 1.0
