@@ -3,7 +3,8 @@ generators, and the features the list ranker (models.records.ranker) chooses amo
 
 Generators: MDR's data regions (models.records.data_regions, with wrappers replaced by what they wrap and
 `<br>` lines made elements — models.records.extraction), and sibling groups (an element's children of one tag
-and class set, two or more). They overlap on clean lists and differ where one of them fails: MDR fragments a
+and class set, two or more; and of one tag sharing a class name where some add their own: "first", a post's
+id). They overlap on clean lists and differ where one of them fails: MDR fragments a
 list whose records differ in structure; sibling groups miss records built of several siblings. Each
 candidate is described page-relatively (its letters against the page's and the largest candidate's, its
 rank), by its records (how many, how alike, linked, dated — a full date, a day of a month without its year, a
@@ -97,7 +98,7 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
     # two by two), and the group is the other reading of them, both kept for the ranker.
     regions = {_elements(candidate.records): candidate for candidate in found}
     groups = []
-    for members in sibling_groups(root, 2):
+    for members in sibling_groups(root, 2, shared_classes=True):
         # Ranked by their raw text's letters (spacing holds none); only the groups kept are read as text.
         raw = [member.text_content() for member in members]
         region = regions.get(_elements([members]))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -344,15 +344,41 @@ def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list
     return sorted(candidates, key=lambda c: -c.score)
 
 
-def sibling_groups(root: lxml.html.HtmlElement, min_members: int) -> Iterator[list[lxml.html.HtmlElement]]:
-    """Under every element, its children grouped by tag and sorted class names: groups of `min_members` or more."""
+def sibling_groups(root: lxml.html.HtmlElement, min_members: int, shared_classes: bool = False
+                   ) -> Iterator[list[lxml.html.HtmlElement]]:
+    """Under every element, its children grouped by tag and sorted class names: groups of `min_members` or more.
+    With `shared_classes`, also the children of one tag that share a class name where more of them share it
+    than any one class set holds: items some of which add classes of their own (a position — "first",
+    "clearLeft" —, a post's id)."""
     for parent in root.iter():
         if not isinstance(parent.tag, str):
             continue
         by_class: dict[tuple[str, str], list[lxml.html.HtmlElement]] = defaultdict(list)
-        for child in element_children(parent):
+        children = element_children(parent)
+        for child in children:
             by_class[(child.tag, " ".join(sorted((child.get("class") or "").split())))].append(child)
         yield from (members for members in by_class.values() if len(members) >= min_members)
+        if shared_classes and len(by_class) > 1:
+            yield from _sharing_a_class(children, by_class, min_members)
+
+
+def _sharing_a_class(children: list[lxml.html.HtmlElement],
+                     by_class: dict[tuple[str, str], list[lxml.html.HtmlElement]], min_members: int
+                     ) -> Iterator[list[lxml.html.HtmlElement]]:
+    """Per tag of several class sets, the children carrying the class name most of them carry, where more
+    carry it than any one class set holds."""
+    for tag, class_sets in Counter(tag for tag, _ in by_class).items():
+        if class_sets < 2:
+            continue
+        sets = [(classes.split(), members) for (of_tag, classes), members in by_class.items() if of_tag == tag]
+        carrying: Counter[str] = Counter()
+        for names, members in sets:
+            carrying.update({name: len(members) for name in names})
+        if not carrying:
+            continue
+        name, count = carrying.most_common(1)[0]
+        if count >= min_members and count > max(len(members) for _, members in sets):
+            yield [child for child in children if child.tag == tag and name in (child.get("class") or "").split()]
 
 
 def letters_of(text: str) -> int:

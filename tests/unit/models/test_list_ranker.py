@@ -6,6 +6,7 @@ import torch
 
 from models.model_files import ModelVersionError
 from models.records.candidates import FEATURES, MAX_DESCRIBED, candidate_features, page_candidates, shortlist
+from models.records.extraction import sibling_groups
 from models.records.ranker import TRAINING, LargestRegion, ListRanker, train_ranker
 from models.web.dom import parse_html
 
@@ -56,6 +57,24 @@ def test_alike_items_mdr_paired_up_are_also_read_one_by_one():
     assert one_by_one[0].texts[1].startswith("Result 2 title")
     column = FEATURES.index("regrouped")
     assert candidate_features(candidates, root, BASE)[:, column].sum() == 2
+
+
+def test_items_of_one_class_that_add_classes_of_their_own_are_one_candidate():
+    # Each post carries its own id class, every third item a position class: no two share a class set, all
+    # share "post": one group of the nine, in page order. The baseline's grouping (tag and class set) is unchanged.
+    def post(n: int) -> str:
+        extra = " clearLeft" if n % 3 == 0 else ""
+        return (f'<article class="post post-{n}{extra}"><h2><a href="/p/{n}">Post {n} title</a></h2>'
+                f"<p>March {n}, 2024: what happened at meeting {n}</p></article>")
+
+    html = ("<html><body><main><div class='list'>" + "".join(post(n) for n in range(1, 10)) +
+            "<article class='teaser'><p>Subscribe</p></article></div></main></body></html>")
+    groups = list(sibling_groups(parse_html(html), 2, shared_classes=True))
+    assert len(groups) == 1
+    assert [element.get("class").split()[1] for element in groups[0]] == [f"post-{n}" for n in range(1, 10)]
+    assert list(sibling_groups(parse_html(html), 2)) == []
+    candidates = page_candidates(parse_html(html), BASE)
+    assert [len(c.records) for c in candidates if c.texts[0].startswith("Post 1 title")] == [9]
 
 
 def _pages(seed: int, count: int = 150) -> list[tuple[np.ndarray, np.ndarray]]:
