@@ -54,7 +54,9 @@ MIN_LINES = 3
 CONTENT_TAGS = frozenset({"main", "article"})
 NAVIGATION_ROLES = frozenset({"navigation", "banner", "contentinfo", "menu", "menubar"})
 INVISIBLE_TAGS = ("script", "style", "noscript", "template")
-_MAYBE_HIDDEN = lxml.etree.XPath("//*[@hidden or @aria-hidden or @style]")
+# `aria-hidden` is not among them: it hides an element from screen readers, not from the eye (Google Play's
+# book titles carry it: the link for the eye, the cover's alt text for the ear).
+_MAYBE_HIDDEN = lxml.etree.XPath("//*[@hidden or @style]")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _NOT_ITEM_LINKS = ("#", "javascript:", "mailto:", "tel:", "data:")
 
@@ -320,7 +322,7 @@ def drop_invisible(root: lxml.html.HtmlElement) -> None:
     (their text would otherwise count as record text)."""
     lxml.etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
     hidden = [element for element in _MAYBE_HIDDEN(root) if element.get("hidden") is not None
-              or element.get("aria-hidden") == "true" or _HIDDEN_STYLE.search(element.get("style") or "")]
+              or _HIDDEN_STYLE.search(element.get("style") or "")]
     for element in hidden:
         if element.getparent() is not None:
             element.drop_tree()

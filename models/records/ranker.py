@@ -25,7 +25,7 @@ from models.model_files import load_checked
 from models.records.candidates import FEATURES
 
 FORMAT_VERSION = 2
-MEMBERS = 3
+MEMBERS = 7
 ROUNDS = 300
 # A candidate's grade: its match (0…1) in tenths. LambdaRank's default gain, 2^grade − 1, puts the weight on the
 # best-matching candidates of each page.
