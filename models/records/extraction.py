@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -360,7 +360,8 @@ def sibling_groups(root: lxml.html.HtmlElement, min_members: int, shared_classes
         for child in children:
             by_class[(child.tag, " ".join(sorted((child.get("class") or "").split())))].append(child)
         yield from (members for members in by_class.values() if len(members) >= min_members)
-        if shared_classes and len(by_class) > 1:
+        # Only where some tag comes in several class sets (most parents' children do not).
+        if shared_classes and len(by_class) > len({tag for tag, _ in by_class}):
             yield from _sharing_a_class(children, by_class, min_members)
 
 
@@ -369,17 +370,20 @@ def _sharing_a_class(children: list[lxml.html.HtmlElement],
                      ) -> Iterator[list[lxml.html.HtmlElement]]:
     """Per tag of several class sets, the children carrying the class name most of them carry, where more
     carry it than any one class set holds."""
-    for tag, class_sets in Counter(tag for tag, _ in by_class).items():
-        if class_sets < 2:
+    sets_by_tag: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for (tag, classes), members in by_class.items():
+        sets_by_tag[tag].append((classes, len(members)))
+    for tag, sets in sets_by_tag.items():
+        if len(sets) < 2:
             continue
-        sets = [(classes.split(), members) for (of_tag, classes), members in by_class.items() if of_tag == tag]
-        carrying: Counter[str] = Counter()
-        for names, members in sets:
-            carrying.update({name: len(members) for name in names})
+        carrying: dict[str, int] = defaultdict(int)
+        for classes, members in sets:
+            for name in classes.split():
+                carrying[name] += members
         if not carrying:
             continue
-        name, count = carrying.most_common(1)[0]
-        if count >= min_members and count > max(len(members) for _, members in sets):
+        name = max(carrying, key=carrying.__getitem__)
+        if carrying[name] >= min_members and carrying[name] > max(members for _, members in sets):
             yield [child for child in children if child.tag == tag and name in (child.get("class") or "").split()]
 
 
