@@ -4,8 +4,8 @@ generators, and the features the list ranker (models.records.ranker) chooses amo
 Generators: MDR's data regions (models.records.data_regions, with wrappers replaced by what they wrap and
 `<br>` lines made elements — models.records.extraction), and sibling groups (an element's children of one tag
 and class set, two or more; and of one tag sharing a class name where some add their own: "first", a post's
-id). They overlap on clean lists and differ where one of them fails: MDR fragments a
-list whose records differ in structure; sibling groups miss records built of several siblings. Each
+id). They overlap on clean lists and differ where one of them fails: MDR fragments a list whose records differ
+in structure, or pairs alike items up; sibling groups miss records built of several siblings. Each
 candidate is described page-relatively (its letters against the page's and the largest candidate's, its
 rank), by its records (how many, how alike, linked, dated — a full date, a day of a month without its year, a
 time of day: event and meeting lists show them — headed), by where it sits (landmark, depth,
