@@ -26,7 +26,7 @@ from models.records.candidates import FEATURES
 
 FORMAT_VERSION = 2
 # Seven, not three: with three, a fold's choice between near-equal candidates flipped from one retraining to the
-# next (City Scrapers recall ±0.03); walking 2,100 trees costs ~8 ms a page for 64 candidates.
+# next (City Scrapers recall ±0.03); walking 2,100 trees costs ~7 ms a page for 64 candidates (900: ~3 ms).
 MEMBERS = 7
 ROUNDS = 300
 # A candidate's grade: its match (0…1) in tenths. LambdaRank's default gain, 2^grade − 1, puts the weight on the
