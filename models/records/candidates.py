@@ -8,7 +8,8 @@ id). They overlap on clean lists and differ where one of them fails: MDR fragmen
 in structure, or pairs alike items up; sibling groups miss records built of several siblings. Each
 candidate is described page-relatively (its letters against the page's and the largest candidate's, its
 rank), by its records (how many, how alike, linked, dated — a full date, a day of a month without its year, a
-time of day: event and meeting lists show them — headed), by where it sits (landmark, depth,
+time of day: event and meeting lists show them — headed), by how new its newest date is against the page's
+newest (a page of meetings or posts by year lists the years it keeps beside the current one), by where it sits (landmark, depth,
 position in the document), by which generator made it, and by how much of its text the site's other pages
 show (models.records.witnesses: template, not data).
 """
@@ -19,6 +20,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from typing import NamedTuple
 
@@ -57,8 +59,10 @@ FEATURES = (
     "in_content", "log_depth", "position",
     "span", "from_mdr", "from_siblings", "lines", "table_rows", "list_items", "log_candidates",
     "template_letter_share", "template_record_share", "structure_on_witness", "data_on_witness", "has_witnesses",
-    "regrouped",
+    "regrouped", "holds_newest_date", "newest_date_lag",
 )
+# How far a dated candidate's newest date may lie behind the page's newest before it counts as wholly old.
+NEWEST_DATE_HORIZON_DAYS = 3650
 
 
 @dataclass
@@ -156,10 +160,10 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
     template = TemplateReader(witness)
     # Candidates of one page share records (MDR's and the sibling groups' readings of one list): each
     # record's dates and links are read once.
-    dates_read: dict[str, tuple[bool, bool, bool]] = {}
+    dates_read: dict[str, _DatesShown] = {}
     records_read: dict[tuple, _RecordLinks] = {}
     anchors_read: dict[lxml.html.HtmlElement, _Anchor] = {}
-    rows = []
+    rows, newest = [], []
     for index in described:
         candidate = candidates[index]
         records, texts, per_record, size = candidate.records, candidate.texts, candidate.record_letters, letters[index]
@@ -175,9 +179,9 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
             math.log1p(len(records)), math.log1p(size), size / page_letters, size / largest,
             rank[index] / len(candidates), candidate.mdr_score / best_score,
             sum(record.linked for record in read) / len(records),
-            sum(dated for dated, _, _ in dates) / len(texts),
-            sum(day for _, day, _ in dates) / len(texts),
-            sum(timed for _, _, timed in dates) / len(texts),
+            sum(shown.dated for shown in dates) / len(texts),
+            sum(shown.day for shown in dates) / len(texts),
+            sum(shown.timed for shown in dates) / len(texts),
             sum(record.headed for record in read) / len(records),
             link_letters / max(size, 1), min(len(hrefs) / len(records), 2.0),
             statistics.pstdev(per_record) / mean if mean else 0.0,
@@ -188,16 +192,36 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
             float(records[0][0].get("class") == LINE_CLASS), float(tag == "tr"), float(tag == "li"),
             math.log1p(len(candidates)), *_witness_features(candidate.region, template), float(candidate.regrouped),
         ])
+        newest.append(max((shown.date for shown in dates if shown.date is not None), default=None))
+    page_newest = max((date for date in newest if date is not None), default=None)
+    for row, date in zip(rows, newest):
+        row.extend(_newest_date_features(date, page_newest))
     return np.asarray(rows, dtype=np.float32)
+
+
+def _newest_date_features(newest: datetime | None, page_newest: datetime | None) -> tuple[float, float]:
+    """(whether the candidate holds the page's newest date, how far its newest lies behind it: 0 the same day,
+    1 undated or NEWEST_DATE_HORIZON_DAYS behind), the newest taken over the described candidates."""
+    if newest is None or page_newest is None:
+        return 0.0, 1.0
+    days = (page_newest - newest).days
+    return float(days <= 0), min(math.log1p(days) / math.log1p(NEWEST_DATE_HORIZON_DAYS), 1.0)
 
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
-def _dates_shown(text: str) -> tuple[bool, bool, bool]:
-    """(a full date, a day of a month with or without its year, a time of day) in a record's text."""
-    dated = date_in_text(text) is not None
-    return dated, dated or names_day_of_month(text), mentions_time_of_day(text)
+class _DatesShown(NamedTuple):
+    date: datetime | None  # the first full date written
+    dated: bool
+    day: bool  # a day of a month, with or without its year
+    timed: bool  # a time of day
+
+
+def _dates_shown(text: str) -> _DatesShown:
+    date = date_in_text(text)
+    dated = date is not None
+    return _DatesShown(date, dated, dated or names_day_of_month(text), mentions_time_of_day(text))
 
 
 class _RecordLinks(NamedTuple):

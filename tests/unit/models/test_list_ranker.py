@@ -59,6 +59,31 @@ def test_alike_items_mdr_paired_up_are_also_read_one_by_one():
     assert candidate_features(candidates, root, BASE)[:, column].sum() == 2
 
 
+def test_of_a_page_of_meetings_by_year_the_current_years_list_holds_the_newest_date():
+    def year(number: int) -> str:
+        rows = "".join(f'<li><a href="/m/{number}-{month}">Board meeting, {month}/12/{number} 6 pm</a></li>'
+                       for month in range(1, 7))
+        return f"<h2>Meetings {number}</h2><ul class='meetings'>{rows}</ul>"
+
+    root = parse_html("<html><body><main>" + year(2019) + year(2020) + "<div class='links'>" +
+                      "".join(f"<p><a href='/doc/{n}'>Policy document {n}</a></p>" for n in range(4)) +
+                      "</div></main></body></html>")
+    candidates = page_candidates(root, BASE)
+    features = candidate_features(candidates, root, BASE)
+    holds, lag = FEATURES.index("holds_newest_date"), FEATURES.index("newest_date_lag")
+
+    def of(first: str, last: str) -> np.ndarray:
+        return features[next(i for i, c in enumerate(candidates)
+                             if c.texts[0].startswith(first) and c.texts[-1].startswith(last))]
+
+    current, earlier = of("Board meeting, 1/12/2020", "Board meeting, 6/12/2020"), of("Board meeting, 1/12/2019",
+                                                                                      "Board meeting, 6/12/2019")
+    both, undated = of("Board meeting, 1/12/2019", "Board meeting, 6/12/2020"), of("Policy", "Policy")
+    assert (current[holds], current[lag]) == (both[holds], both[lag]) == (1.0, 0.0)
+    assert earlier[holds] == 0.0 and 0.7 < earlier[lag] < 1.0  # 6/12/2019 is a year before 6/12/2020
+    assert (undated[holds], undated[lag]) == (0.0, 1.0)
+
+
 def test_items_of_one_class_that_add_classes_of_their_own_are_one_candidate():
     # Each post carries its own id class, every third item a position class: no two share a class set, all
     # share "post": one group of the nine, in page order. The baseline's grouping (tag and class set) is unchanged.
