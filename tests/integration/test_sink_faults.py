@@ -101,6 +101,8 @@ def test_a_worker_stopped_while_inserts_fail_leaves_its_rows_to_the_next_one(pip
     second = _start_worker(pipeline_env, log)
     try:
         stored = _wait_for("SELECT count() FROM fetches", [[5]], pipeline_env, timeout=90)
-        assert stored == [[5]], f"{stored[0][0]} of 5 pages stored:\n{log.read_text()[-6000:]}"
+        assert stored == [[5]], (f"{stored[0][0]} of 5 pages stored "
+                                 f"({_sql('SELECT url FROM fetches ORDER BY url', pipeline_env)}):\n"
+                                 f"{log.read_text()[-6000:]}")
     finally:
         _stop(second, log)
