@@ -9,9 +9,9 @@ in structure, or pairs alike items up; sibling groups miss records built of seve
 candidate is described page-relatively (its letters against the page's and the largest candidate's, its
 rank), by its records (how many, how alike, linked, dated — a full date, a day of a month without its year, a
 time of day: event and meeting lists show them — headed), by how new its newest date is against the page's
-newest (a page of meetings or posts by year lists the years it keeps beside the current one), by where it sits (landmark, depth,
-position in the document), by which generator made it, and by how much of its text the site's other pages
-show (models.records.witnesses: template, not data).
+newest (a page of meetings or posts by year lists the years it keeps beside the current one), by where it
+sits (landmark, depth, position in the document), by which generator made it, and by how much of its text
+the site's other pages show (models.records.witnesses: template, not data).
 """
 
 from __future__ import annotations
