@@ -153,22 +153,20 @@ class ChangeDetector:
         read before (one the first read did not reach) seeds too: its items are unknown, not new. An
         `overflow` read (agents.overflow: the list's next page, read because the page before it was all new)
         reports the items before its first known one — pushed off the page before — and seeds the rest, older
-        items that page never showed."""
+        items that page never showed. A list chosen anew that holds an item the source already knows is the
+        list read before in part (a young list whose first read took two of its items for another structure,
+        read whole once it grew): it is read as an overflow is, not seeded — a burst of items that made it
+        choosable would be lost."""
+        keys = _item_keys(records, source)
+        if reseed and any(key in self.known or whole in self.known for key, whole in keys):
+            reseed, overflow = False, True
         seeding = self.first_crawl.setdefault(source, crawl_id) == crawl_id or reseed
         if records:
             page = f"{source}\x00page\x00{_digest(records[0].page_url)}"
             seeding |= page not in self.known and not overflow
             self.known[page] = int(records[0].seen_at.timestamp() * 1000)
         found = []
-        links = Counter(record.item_url for record in records)
-        for record in records:
-            # An item whose link no other record of the page shares is its link and title: its listed date may
-            # read differently from one read to the next (a relative date, a changed day-first reading) and is
-            # no new item. Records sharing a link (a series' meetings, talks linking to one conference) need
-            # their dates to be told apart.
-            whole = f"{source}\x00{_digest(record_key(record))}"
-            key = f"{source}\x00{_digest(record.item_url + chr(0) + record.title)}" \
-                if links[record.item_url] == 1 else whole
+        for record, (key, whole) in zip(records, keys):
             if key in self.known or whole in self.known:
                 self.known[key] = self.known.get(key) or self.known[whole]
                 seeding |= overflow  # listings run newest first: what follows a known item is older
@@ -183,6 +181,20 @@ class ChangeDetector:
                 first_seen=record.seen_at,
             ))
         return found
+
+
+def _item_keys(records: Sequence[RecordExtracted], source: str) -> list[tuple[str, str]]:
+    """Each record's item as the detector knows it: (its key, the key of the whole record). An item whose link
+    no other record of the page shares is its link and title: its listed date may read differently from one
+    read to the next (a relative date, a changed day-first reading) and is no new item. Records sharing a link
+    (a series' meetings, talks linking to one conference) need their dates to be told apart."""
+    links = Counter(record.item_url for record in records)
+    keys = []
+    for record in records:
+        whole = f"{source}\x00{_digest(record_key(record))}"
+        keys.append((f"{source}\x00{_digest(record.item_url + chr(0) + record.title)}"
+                     if links[record.item_url] == 1 else whole, whole))
+    return keys
 
 
 def revisit_outcome(page: PageFetched, new_items: Sequence[ItemDiscovered],

@@ -110,6 +110,27 @@ def test_a_list_chosen_on_too_few_records_is_chosen_again_and_then_kept():
     assert templates.for_read(SOURCE, "revisit") == templates.table[SOURCE]["template"]
 
 
+def test_a_list_chosen_anew_that_holds_known_items_reports_what_precedes_them():
+    detector = ChangeDetector({}, {})
+    # The first read took two of a young list's items for the list (another structure than the whole list's).
+    detector.new_items(read_records(_page([1, 0], "c1")).records, SOURCE, "c1")
+    # A burst made the whole list choosable: chosen anew, it still holds the known items — what precedes them
+    # is new, not seeded.
+    grown = read_records(_page([4, 3, 2, 1, 0], "c2", reason="revisit")).records
+    assert [item.item_url for item in detector.new_items(grown, SOURCE, "c2", reseed=True)] == [
+        f"https://club.example.org/events/{n}/" for n in (4, 3, 2)]
+    # A list chosen anew that shows older items after the known ones (the earlier choice was a widget of the
+    # newest): those are older, seeded.
+    longer = read_records(_page([4, 3, 2, 1, 0, -1, -2], "c3", reason="revisit")).records
+    assert detector.new_items(longer, SOURCE, "c3", reseed=True) == []
+    # Another list altogether, none of its items known: its novelty is unknown, it seeds.
+    other = read_records(_page([10, 11], "c4", reason="revisit")).records
+    assert detector.new_items(other, SOURCE, "c4", reseed=True) == []
+    assert [item.item_url for item in detector.new_items(
+        read_records(_page([12, 10, 11], "c5", reason="revisit")).records, SOURCE, "c5")] == [
+        "https://club.example.org/events/12/"]
+
+
 def test_a_template_kept_before_choices_could_be_provisional_stays_kept():
     templates = ListTemplates({SOURCE: "html/body/main/ul|li.item"})
     assert templates.for_read(SOURCE, "revisit") == "html/body/main/ul|li.item"
