@@ -171,3 +171,18 @@ def test_a_resume_after_a_stop_still_empties_the_queues():
     app.flow_control.suspend()
     app.flow_control.resume()
     assert queue.qsize() == 0
+
+
+def test_the_apps_producer_is_idempotent_where_fausts_is_not():
+    """A batch re-sent after a lost acknowledgement (the broker stopped mid-request) is dropped by the broker
+    only for an idempotent producer; Faust asks for one inside transactions alone."""
+
+    async def producers():
+        built = []
+        for cls in (App, faust.App):
+            client = _app(cls)._new_producer()._new_producer()
+            built.append(client._txn_manager is not None)
+            await client.stop()
+        return built
+
+    assert asyncio.run(producers()) == [True, False]
