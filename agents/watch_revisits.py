@@ -6,7 +6,8 @@ The core is agents.revisit. A source's state lives in the `revisit-sources` tabl
 its site's partition (every topic here is keyed by site), so it follows the site to whichever worker owns
 it and a restarted worker resumes from the table's changelog. The timer only reads the table; every change
 happens in an agent, on an event of the source's own partition. A tick at or before a source's last decided
-tick (sent again after a restart, or by a standby copy) is dropped, so decisions are made once per tick.
+tick — the table's, or the one this worker decided last — (sent again after a restart, or by a standby copy)
+is dropped, so decisions are made once per tick.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ watched = app.Table("revisit-sources", partitions=settings.topic_partitions,
                     schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
 # The tick last sent per source by this worker's timer, so one tick goes out once per source.
 _ticks_sent: dict[str, int] = {}
+# The tick this worker last decided per source, beside the table's `last_tick`: while a worker takes over a
+# killed one's partitions, a source's value in the table was seen older than a decision the same worker had
+# made a second before (the 2-worker soak with faults: one tick decided twice, 1 s apart, with other
+# probabilities — the second from the state before the first), so the table alone cannot rule out a repeat.
+_ticks_decided: dict[str, int] = {}
 
 
 @cache
@@ -104,6 +110,7 @@ async def stop_watching(stream):
                     metrics.count("stops_of_unwatched_sources", "revisit")
                     continue
                 _ticks_sent.pop(stopped.url, None)
+                _ticks_decided.pop(stopped.url, None)
                 metrics.count("sources_unwatched", "revisit")
                 log.info("no longer watching %s (%s)", stopped.url, stopped.reason)
 
@@ -134,7 +141,7 @@ async def decide_revisits(stream):
                     source = _watched_source(tick.page_url, "ticks")
                     if source is None:
                         continue
-                    if clock.tick_of(tick.tick_at) <= source.last_tick:
+                    if clock.tick_of(tick.tick_at) <= max(source.last_tick, _ticks_decided.get(tick.page_url, -1)):
                         metrics.count("duplicate_ticks", "revisit")
                         continue
                     if clock.tick_of(tick.tick_at) > clock.tick() + 1:
@@ -150,7 +157,8 @@ async def decide_revisits(stream):
             batch = list(due.values())
             decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock, max_interval,
                                operating_threshold(), settings.revisit_exploration_share)
-            for (event, source, _), decision in zip(batch, decisions):
+            for (event, source, tick), decision in zip(batch, decisions):
+                _ticks_decided[source.page_url] = clock.tick_of(tick.tick_at)
                 store(watched, event, source.page_url, source.model_dump(mode="json"))
                 await send("revisit.decisions", decision.message)
                 if decision.request is not None:
