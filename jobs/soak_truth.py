@@ -4,7 +4,8 @@ the rest is held here against the simulated web's truth, once the groups have dr
 - an item counts as published in the window when it appeared after its page's first read and before the end
   (on a source page never read — one discovery did not find — after the window's start);
 - `in_changes`: those with a row in `changes`; `duplicates`: items with more than one row there;
-- `missed`, by reason: published after the page's last revisit (not yet due: not a loss), pushed off the
+- `missed`, by reason: published after the page's last revisit in the window (not yet due: not a loss; a
+  fetch after the window's end counts as none — the stopping workers may not have read its records), pushed off the
   listing's first page by newer items before the next revisit (the listing shows page_size items), revisited
   and not found (a loss to explain), or on a page never read (its site's discovery did not find it);
 - `watched_lost`: watched pages (seeded, or found by discovery) whose last decided tick is more than a tenth of
@@ -132,7 +133,10 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                     publication_real = origin_wall + (at - origin_sim).total_seconds() / speed
                     from_publication.append(ingested.timestamp() - publication_real)
                     continue
-                next_read = next((read for read in reads_sim if read >= at), None)
+                # A read after the window's end does not count: the processing workers stop at the end, and a
+                # page they fetched then may never have been read for its records (it waits in Kafka for the
+                # next worker) — the window closed before that read, as before any later one.
+                next_read = next((read for read in reads_sim if at <= read <= end_sim), None)
                 if next_read is None:
                     reason = "published after the page's last read"
                 elif sum(at < later <= next_read for later in times[index + 1:]) >= source["page_size"]:
