@@ -102,11 +102,13 @@ class ListTemplates:
     the list, and the same page read again, have their items in the same list — the ranker choosing afresh on a
     revisit could read another list and report its items as new, or miss the new). But a first read that
     finds fewer than LOCKED_AT records may have found no list at all (a new page with one item yet: any two
-    links built alike pass for a list, and read so for ever, the page's real items are never seen). Until a read
-    chooses a list that long the choice stays provisional: each read chooses afresh, and a choice that differs
+    links built alike pass for a list, and read so for ever, the page's real items are never seen), and so
+    may one whose choice lies in a navigation landmark (the menu of a page whose list has one item: the ranker
+    ranks the candidates there are, and a menu may be the only one). Until a read chooses a list that long
+    outside the navigation the choice stays provisional: each read chooses afresh, and a choice that differs
     re-seeds the source's items (what the earlier reads followed was another list; its items' novelty is
-    unknown). In the worker the mapping (source → {"template", "records"}) is a Faust table in the site's
-    partition."""
+    unknown — ChangeDetector). In the worker the mapping (source → {"template", "records", "kept"}) is a Faust
+    table in the site's partition."""
 
     LOCKED_AT = 3
 
@@ -118,20 +120,24 @@ class ListTemplates:
         # A plain template is what the table held before choices could be provisional: a kept one.
         return {"template": entry, "records": self.LOCKED_AT} if isinstance(entry, str) else dict(entry or {})
 
+    def _kept(self, entry: dict) -> bool:
+        # Entries written before "kept" was stored were kept on their length alone.
+        return entry.get("kept", entry.get("records", 0) >= self.LOCKED_AT)
+
     def for_read(self, source: str, reason: str) -> str:
         """The template to read this source's page with ("": the ranker chooses): the kept one, and for a page
         of the list the provisional one too."""
         entry = self._entry(source)
-        kept = entry.get("records", 0) >= self.LOCKED_AT or reason in LATER_PAGE_REASONS
-        return entry.get("template", "") if kept else ""
+        return entry.get("template", "") if self._kept(entry) or reason in LATER_PAGE_REASONS else ""
 
     def settle(self, source: str, reason: str, extraction: Extraction) -> bool:
         """Record a read's choice (a source's own page only, not a later page of its list); whether it replaced an
         earlier, provisional choice with another list — its items are then to be seeded, not reported."""
         entry = self._entry(source)
-        if reason in LATER_PAGE_REASONS or not extraction.template or entry.get("records", 0) >= self.LOCKED_AT:
+        if reason in LATER_PAGE_REASONS or not extraction.template or self._kept(entry):
             return False
-        self.table[source] = {"template": extraction.template, "records": len(extraction.records)}
+        self.table[source] = {"template": extraction.template, "records": len(extraction.records),
+                              "kept": len(extraction.records) >= self.LOCKED_AT and not extraction.in_navigation}
         return bool(entry.get("template")) and entry["template"] != extraction.template
 
 

@@ -95,6 +95,9 @@ class Extraction:
     # The largest and second-largest data regions' texts (features of the source-page classifier).
     region_texts: tuple[str, str] = ("", "")
     regions: int = 0
+    # The region lies inside a navigation landmark (see in_navigation): on a page with no other repeated
+    # structure — a list of one item yet — that is the menu, not the list.
+    in_navigation: bool = False
 
 
 def text_of(elements: Iterable[lxml.html.HtmlElement]) -> str:

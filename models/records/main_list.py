@@ -14,6 +14,7 @@ from models.records.data_regions import DataRegion, element_children
 from models.records.dates import numeric_day_first
 from models.records.extraction import (
     Extraction,
+    in_navigation,
     text_of,
     build_record,
     record_key,
@@ -34,7 +35,8 @@ def _extraction(regions: list[ListCandidate], chosen: ListCandidate | None, base
     day_first = numeric_day_first(chosen.texts, language)
     records = [build_record(nodes, base_url, position, day_first) for position, nodes in enumerate(chosen.records)]
     return Extraction(records=records, template=region_template(chosen),
-                      region_texts=(texts[0], texts[1]), regions=len(regions))
+                      region_texts=(texts[0], texts[1]), regions=len(regions),
+                      in_navigation=in_navigation(chosen.region.parent))
 
 
 def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str = "",

@@ -110,6 +110,29 @@ def test_a_list_chosen_on_too_few_records_is_chosen_again_and_then_kept():
     assert templates.for_read(SOURCE, "revisit") == templates.table[SOURCE]["template"]
 
 
+def test_a_menu_read_for_a_one_item_list_is_not_kept():
+    templates, detector = ListTemplates({}), ChangeDetector({}, {})
+    menu = "".join(f'<li><a href="/{name}/">{name.title()}</a></li>' for name in ("about", "events", "news", "contact"))
+
+    def read(numbers: list[int], crawl_id: str) -> tuple[list[str], list[str]]:
+        items = "".join(f'<li class="item"><a href="/events/{n}/">Meetup number {n}</a> March {n}, 2026</li>'
+                        for n in numbers)
+        page = _page([], crawl_id, reason="revisit").model_copy(update={
+            "body": f"<html><body><nav><ul>{menu}</ul></nav><main><ul>{items}</ul></main></body></html>"})
+        records = read_records(page, templates.for_read(SOURCE, page.reason))
+        reseed = templates.settle(SOURCE, page.reason, records.extraction)
+        new = detector.new_items(records.records, SOURCE, crawl_id, reseed)
+        return [r.title for r in records.records], [item.item_url for item in new]
+
+    # One item: the menu is the only repeated structure, and the ranker takes it — four records, not kept.
+    assert read([1], "c1")[0] == ["About", "Events", "News", "Contact"]
+    assert templates.for_read(SOURCE, "revisit") == ""
+    # The list grew: chosen afresh (its items seed: the menu's never showed them), then kept.
+    assert read([3, 2, 1], "c2") == (["Meetup number 3", "Meetup number 2", "Meetup number 1"], [])
+    assert read([4, 3, 2, 1], "c3")[1] == ["https://club.example.org/events/4/"]
+    assert templates.for_read(SOURCE, "revisit") == templates.table[SOURCE]["template"]
+
+
 def test_a_list_chosen_anew_that_holds_known_items_reports_what_precedes_them():
     detector = ChangeDetector({}, {})
     # The first read took two of a young list's items for the list (another structure than the whole list's).

@@ -1,0 +1,55 @@
+"""Record extraction on the pages issue 17 calls bad input: each gives records or none, never an exception."""
+
+from datetime import UTC, datetime
+
+from models.records.main_list import extract_records
+from models.web.dom import parse_html
+
+URL = "https://example.org/events/"
+MENU = "<nav><ul><li><a href='/'>Home</a></li><li><a href='/about/'>About</a></li>" \
+       "<li><a href='/contact/'>Contact</a></li></ul></nav>"
+
+
+def _read(body: str):
+    return extract_records(parse_html(f"<html><body>{MENU}{body}</body></html>"), URL)
+
+
+def test_hundreds_of_items_are_all_read():
+    items = "".join(f"<li><a href='/events/{i}/'>Concert number {i}</a> <span>March {i % 28 + 1}, 2026</span></li>"
+                    for i in range(600))
+    read = _read(f"<main><ul>{items}</ul></main>")
+    assert len(read.records) == 600 and read.records[599].title == "Concert number 599"
+
+
+def test_a_list_split_across_tables_or_columns_is_read_whole():
+    def table(month: str, prefix: str) -> str:
+        return "<table>" + "".join(f"<tr><td>{month} {i}, 2026</td><td><a href='/m/{prefix}{i}/'>Board meeting "
+                                   f"{prefix}{i}</a></td></tr>" for i in range(1, 6)) + "</table>"
+
+    tables = _read(f"<main><h2>March</h2>{table('March', 'm')}<h2>April</h2>{table('April', 'a')}</main>")
+    assert len(tables.records) == 10
+    columns = "".join(f"<div class='col'><ul>{''.join(f'<li><a href=/n/{c}{i}/>News {c}{i}</a> March {i}, 2026</li>' for i in range(1, 4))}</ul></div>"
+                      for c in "abc")
+    assert sorted(r.title for r in _read(f"<main><div class='row'>{columns}</div></main>").records) == [
+        f"News {c}{i}" for c in "abc" for i in range(1, 4)]
+
+
+def test_mixed_languages_and_date_formats_are_read_with_their_dates():
+    items = [("Konzert", "3. März 2026"), ("音乐会", "2026年3月4日"), ("Концерт", "6 марта 2026"), ("Fête", "7 mars 2026")]
+    read = _read("<main><ul>" + "".join(f"<li><a href='/e/{i}/'>{title}</a> {day}</li>"
+                                        for i, (title, day) in enumerate(items)) + "</ul></main>")
+    assert [(r.title, r.date) for r in read.records] == [
+        (title, datetime(2026, 3, day, tzinfo=UTC)) for (title, _), day in zip(items, (3, 4, 6, 7))]
+
+
+def test_pages_whose_list_is_out_of_reach_give_the_menu_flagged_as_navigation_or_nothing():
+    """A list inside an iframe (another document) or below libxml2's 255-level cut is not on the page read: what
+    is read is the menu, marked as lying in navigation (the stream keeps no such choice), or nothing."""
+    items = "".join(f"<li><a href='/events/{i}/'>Concert number {i}</a></li>" for i in range(5))
+    for body in (f"<main><iframe srcdoc=\"<ul>{items}</ul>\"></iframe></main>",
+                 "<div>" * 400 + f"<ul>{items}</ul>" + "</div>" * 400,
+                 "<main><h1>Events</h1><ul><li><a href='/events/1/'>Spring fair</a> March 3, 2026</li></ul></main>"):
+        read = _read(body)
+        assert read.in_navigation and [r.title for r in read.records] == ["Home", "About", "Contact"]
+    for html in ("", "<html><head><title>Events</title></head></html>", "\x00\x01<<<>>>"):
+        assert extract_records(parse_html(html), URL).records == []
