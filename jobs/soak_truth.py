@@ -5,7 +5,7 @@ the rest is held here against the simulated web's truth, once the groups have dr
   (on a source page never read — one discovery did not find — after the window's start);
 - `in_changes`: those with a row in `changes`; `duplicates`: items with more than one row there;
 - `missed`, by reason: published after the page's last revisit in the window (not yet due: not a loss; a
-  fetch after the window's end counts as none — the stopping workers may not have read its records), pushed off the
+  fetch after the window's end, or one whose records the stopping workers never read, counts as none), pushed off the
   listing's first page by newer items before the next revisit (the listing shows page_size items), revisited
   and not found (a loss to explain), or on a page never read (its site's discovery did not find it);
 - `watched_lost`: watched pages (seeded, or found by discovery) whose last decided tick is more than a tenth of
@@ -69,6 +69,9 @@ def politeness(visits: dict[str, dict], concurrency: int, delay_s: float) -> dic
             "exceeded": sorted(set(crowded) | set(impatient))}
 
 
+FETCH_ROW_SLACK = timedelta(milliseconds=50)
+
+
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
@@ -80,9 +83,17 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
 
     _, fetch_rows = read_clickhouse(settings, "SELECT url, fetched_at FROM fetches WHERE status IN (200, 304) "
                                               "ORDER BY fetched_at")
+    # A fetch counts as a read once its records were read: the processing workers stop at the window's end,
+    # and a page they fetched in its last seconds may wait in Kafka, its records unread — lateness, not a list
+    # read wrongly. The stage reads a source's fetches in order, so its newest record's last sight is the
+    # newest fetch read; a page whose records never arrived keeps every fetch (a list never read is a loss).
+    _, read_rows = read_clickhouse(settings, "SELECT source_url, max(last_seen) FROM records GROUP BY source_url")
+    # A fetch row is timed when its message was made, a moment after the fetch ended (the records' sight).
+    records_read_until = {page: _aware(at) + FETCH_ROW_SLACK for page, at in read_rows}
     fetched: dict[str, list[datetime]] = defaultdict(list)
     for url, at in fetch_rows:
-        fetched[url].append(_aware(at))
+        if url not in records_read_until or _aware(at) <= records_read_until[url]:
+            fetched[url].append(_aware(at))
     # Per source page: an item may be read on a later page of its list (agents.overflow). An item without a
     # link (a list read wrongly: dates alone) is known by its title.
     _, change_rows = read_clickhouse(settings, "SELECT source_url, if(item_url = '', concat('title:', title), "
