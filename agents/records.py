@@ -107,7 +107,7 @@ class ListTemplates:
     ranks the candidates there are, and a menu may be the only one). Until a read chooses a list that long
     outside the navigation the choice stays provisional: each read chooses afresh, and a choice that differs
     re-seeds the source's items (what the earlier reads followed was another list; its items' novelty is
-    unknown — ChangeDetector). In the worker the mapping (source → {"template", "records", "kept"}) is a Faust
+    unknown — ChangeDetector). In the worker the mapping (source → {"template", "kept"}) is a Faust
     table in the site's partition."""
 
     LOCKED_AT = 3
@@ -118,10 +118,10 @@ class ListTemplates:
     def _entry(self, source: str) -> dict:
         entry = self.table.get(source)
         # A plain template is what the table held before choices could be provisional: a kept one.
-        return {"template": entry, "records": self.LOCKED_AT} if isinstance(entry, str) else dict(entry or {})
+        return {"template": entry, "kept": True} if isinstance(entry, str) else dict(entry or {})
 
     def _kept(self, entry: dict) -> bool:
-        # Entries written before "kept" was stored were kept on their length alone.
+        # Entries written before "kept" was stored hold their record count instead, kept on that alone.
         return entry.get("kept", entry.get("records", 0) >= self.LOCKED_AT)
 
     def for_read(self, source: str, reason: str) -> str:
@@ -136,7 +136,7 @@ class ListTemplates:
         entry = self._entry(source)
         if reason in LATER_PAGE_REASONS or not extraction.template or self._kept(entry):
             return False
-        self.table[source] = {"template": extraction.template, "records": len(extraction.records),
+        self.table[source] = {"template": extraction.template,
                               "kept": len(extraction.records) >= self.LOCKED_AT and not extraction.in_navigation}
         return bool(entry.get("template")) and entry["template"] != extraction.template
 

@@ -144,9 +144,7 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                     publication_real = origin_wall + (at - origin_sim).total_seconds() / speed
                     from_publication.append(ingested.timestamp() - publication_real)
                     continue
-                # A read after the window's end does not count: the processing workers stop at the end, and a
-                # page they fetched then may never have been read for its records (it waits in Kafka for the
-                # next worker) — the window closed before that read, as before any later one.
+                # Only the window's reads: a fetch after its end (as the workers stop) is no read of it.
                 next_read = next((read for read in reads_sim if at <= read <= end_sim), None)
                 if next_read is None:
                     reason = "published after the page's last read"
