@@ -3,7 +3,8 @@
 A revisit reads a watched listing's first page only. When every item it lists is new, more may have appeared
 than the page shows, and those were pushed onto the list's next page before the read: they are published,
 and a scheduler that came too late must not lose them. So such a read (`overflowed`) has its page's
-pagination tagged (the same tagger as stage `tag_pagination`) and the list's next page fetched (reason
+pagination tagged (the same tagger as stage `tag_pagination`; a "Load more" link it leaves untagged is found by
+its URL, models.pagination.continuation) and the list's next page fetched (reason
 OVERFLOW_REASON, through the fetch stage and its politeness), read with the list's template; on it the items
 before the first known one are the pushed-off new ones (ChangeDetector), and if it is all new too, the next
 page follows — up to the list's page budget (settings.pagination_max_pages, the first page included).
@@ -15,7 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.pagination import MAX_URL_CHARS, shared_tagger, tag_pages
+from models.pagination.continuation import continuation_link
+from models.pagination.data import clickable_nodes, node_target
 from models.pagination.tagger import model_name
+from models.web.dom import parse_html
+from models.web.links import resolve_href
 from schemas.base import derived_event_id
 from schemas.crawl import OVERFLOW_REASON, CrawlRequest, PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted
@@ -27,18 +32,26 @@ def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDisco
     return bool(records) and len(new_items) == len(records)
 
 
-def next_page_url(page: PageFetched, tagger_path: Path | None) -> str | None:
+def next_page_url(page: PageFetched, records: Sequence[RecordExtracted], tagger_path: Path | None) -> str | None:
     """The URL of the list's page after `page`: its NEXT link, else — on a numbered pager without one — the
-    first page link that is neither this page nor the list's first; None when the page shows no other page
-    of its site."""
+    first page link that is neither this page nor the list's first, else — a pager the tagger does not tag,
+    "Load more" — the link that names the slice after the page's `records` in its URL
+    (models.pagination.continuation); None when the page shows no other page of its site."""
     tags = tag_pages(shared_tagger(tagger_path), model_name(tagger_path), [page])[0]
     behind = {page.url, page.final_url, page.source_url}
+
+    def followable(url: str) -> bool:
+        return bool(url) and url not in behind and site_of(url) == page.site and len(url) <= MAX_URL_CHARS
+
     for label in ("NEXT", "PAGE"):
         for link in tags.links:
-            if (link.label == label and link.url and link.url not in behind and site_of(link.url) == page.site
-                    and len(link.url) <= MAX_URL_CHARS):
+            if link.label == label and followable(link.url):
                 return link.url
-    return None
+    root = parse_html(page.body)
+    urls = [resolve_href(page.final_url, target) or "" if (target := node_target(node)) else ""
+            for node in (clickable_nodes(root) if root is not None else [])]
+    index = continuation_link(page.final_url, urls, len(records), (record.item_url for record in records))
+    return urls[index] if index is not None and followable(urls[index]) else None
 
 
 def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlRequest | None:

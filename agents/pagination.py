@@ -23,7 +23,7 @@ from pathlib import Path
 
 import lxml.html
 
-from models.pagination.data import clickable_nodes
+from models.pagination.data import clickable_nodes, node_target
 from models.pagination.tagger import MAX_TAGGED_NODES, PaginationTagger, load_tagger
 from models.web.dom import normalize_space, parse_html
 from models.web.links import resolve_href
@@ -38,17 +38,7 @@ MAX_URL_CHARS = 1000
 # The tagger runs in executor threads of two stages (tag_pagination's batches, a revisit reading on,
 # agents.overflow): one at a time, so the model and its text encoder's caches are never used by two threads.
 _TAGGING = threading.Lock()
-DATA_TARGETS = ("data-href", "data-url", "data-page-url")
 FOLLOW_ORDER = ("NEXT", "PAGE")
-
-
-def _target(node: lxml.html.HtmlElement) -> str:
-    """Where a pagination node leads: its href, or — for script-driven pagers whose href is a fragment or
-    `javascript:` (and for buttons) — the URL they keep in a data attribute."""
-    href = (node.get("href") or "").strip()
-    if href and not href.startswith(("#", "javascript:")):
-        return href
-    return next((node.get(name).strip() for name in DATA_TARGETS if (node.get(name) or "").strip()), "")
 
 
 def _tagged_links(labelled: list[tuple[lxml.html.HtmlElement, str]], base_url: str) -> list[TaggedLink]:
@@ -56,7 +46,7 @@ def _tagged_links(labelled: list[tuple[lxml.html.HtmlElement, str]], base_url: s
     for node, label in labelled:
         if label == "OTHER":
             continue
-        href = _target(node)
+        href = node_target(node)
         url = resolve_href(base_url, href) if href else None
         links.append(TaggedLink(url=url or "", text=normalize_space(node.text_content() or "")[:200], label=label))
     return links

@@ -28,6 +28,8 @@ LABELS = ("OTHER", "PAGE", "NEXT")
 # Dataset columns folded into each of our labels; NEXT last so that it wins a tie.
 LABEL_COLUMNS = {"PAGE": ("PAGE", "FIRST", "LAST", "PREV"), "NEXT": ("NEXT",)}
 CLICKABLE = ("a", "button")
+# Where script-driven pagers (an href of "#" or `javascript:`, a button) keep the URL they load.
+DATA_TARGETS = ("data-href", "data-url", "data-page-url")
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,15 @@ class LabelledPage:
 def clickable_nodes(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     """Every `a` and `button` of a document, whole elements, in document order."""
     return [element for element in root.iter(*CLICKABLE)]
+
+
+def node_target(node: lxml.html.HtmlElement) -> str:
+    """Where a clickable node leads, unresolved: its href, else the URL a script-driven pager keeps in a data
+    attribute; "" when neither."""
+    href = (node.get("href") or "").strip()
+    if href and not href.startswith(("#", "javascript:")):
+        return href
+    return next((node.get(name).strip() for name in DATA_TARGETS if (node.get(name) or "").strip()), "")
 
 
 def _selected(root: lxml.html.HtmlElement, selectors: str) -> set:

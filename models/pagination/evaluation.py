@@ -155,3 +155,40 @@ def tagging_throughput(model: PaginationTagger, pages: Sequence[LabelledPage], r
             "pages_per_s_cold_features": round(len(pages) / cold_features, 1),
             "seconds_median_cold": round(cold, 3), "pages_per_s_cold": round(len(pages) / cold, 1),
             "torch_threads": torch.get_num_threads()}
+
+
+def continuation_picks(pages: Sequence[LabelledPage], progress: Progress = lambda _: None) -> dict:
+    """The URL continuation rule (models.pagination.continuation, the fallback for pagers the tagger leaves
+    untagged) on labelled pages, each read as the stream reads a watched list: its records by the record
+    extractor, its links resolved as the tagger's are. A pick the labels mark NEXT or PAGE leads to another
+    page of the list; one they mark OTHER, or any pick on a page without pagination, would be read as the
+    list's next page wrongly."""
+    from models.pagination.continuation import continuation_link
+    from models.pagination.data import clickable_nodes, node_target
+    from models.records.main_list import extract_records
+    from models.web.dom import parse_html
+    from models.web.links import resolve_href
+
+    picks: dict[str, int] = defaultdict(int)
+    wrong: list[dict] = []
+    for page in pages:
+        records = extract_records(parse_html(page.html), page.url).records
+        root = parse_html(page.html)
+        urls = [resolve_href(page.url, target) or "" if (target := node_target(node)) else ""
+                for node in (clickable_nodes(root) if root is not None else [])]
+        index = continuation_link(page.url, urls, len(records), (record.item_url for record in records))
+        paginated = any(label != "OTHER" for label in page.labels)
+        progress(page.name)
+        if index is None:
+            picks["none_paginated" if paginated else "none_unpaginated"] += 1
+            continue
+        label = page.labels[index] if index < len(page.labels) else "OTHER"
+        picks[label if paginated else "on_unpaginated"] += 1
+        if label == "OTHER":
+            wrong.append({"page": page.url, "link": urls[index], "records": len(records)})
+    right = picks["NEXT"] + picks["PAGE"]
+    made = right + picks["OTHER"] + picks["on_unpaginated"]
+    return {"pages": len(pages), "paginated": sum(any(label != "OTHER" for label in page.labels) for page in pages),
+            "picks": made, "picks_next": picks["NEXT"], "picks_page": picks["PAGE"],
+            "picks_other": picks["OTHER"], "picks_unpaginated": picks["on_unpaginated"],
+            "precision": round(right / made, 3) if made else None, "wrong": wrong}

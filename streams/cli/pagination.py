@@ -83,6 +83,9 @@ class EvalPagination(Command):
         protocol.add_argument("--train-language", nargs="+", metavar="LANG",
                               help="zero-shot: train on these languages, test on every other")
         protocol.add_argument("--model", help="held-out: evaluate this model file (default: the shipped one)")
+        protocol.add_argument("--continuation", action="store_true",
+                              help="instead of the tagger, the URL rule that finds a 'Load more' link it leaves "
+                                   "untagged (a watched list's overflow): where its picks lead by the labels")
         parser.add_argument("--baseline", choices=["autopager"], help="also train and score AutoPager")
         add_json(parser)
 
@@ -92,6 +95,13 @@ class EvalPagination(Command):
         from models.pagination.tagger import load_tagger, training_data
 
         pages = pagination_pages(args.data, args.language)
+        if args.continuation:
+            from models.pagination.evaluation import continuation_picks
+
+            with progress_bar("reading the pages' lists", len(pages)) as advance:
+                result = continuation_picks(pages, progress=advance)
+            print_json(result) if args.json else print_continuation(result)
+            return 0
         baseline = args.baseline == "autopager"
         options = model_options(args)
         if args.folds:
@@ -132,6 +142,15 @@ def print_pagination(result: dict) -> None:
             languages = "  ".join(f"{lang} {f1:.3f}" for lang, f1 in figures["by_language"].items())
             print(f"    by language (macro avg): {languages}  mean {figures['by_language_mean']:.3f}")
     print(f"  {result['pages']} pages, {result['nodes']} nodes")
+
+
+def print_continuation(result: dict) -> None:
+    print(f"{result['pages']} pages ({result['paginated']} paginated): {result['picks']} links taken for the "
+          f"list's next slice — {result['picks_next']} labelled NEXT, {result['picks_page']} PAGE, "
+          f"{result['picks_other']} OTHER, {result['picks_unpaginated']} on pages labelled unpaginated"
+          + (f"; precision by the labels {result['precision']:.3f}" if result["precision"] is not None else ""))
+    for wrong in result["wrong"]:
+        print(f"  labelled no next page: {wrong['page']} → {wrong['link']} ({wrong['records']} records)")
 
 
 class BenchTag(Command):
