@@ -52,3 +52,13 @@ def test_a_model_of_another_format_is_refused_by_name(tmp_path):
     torch.save({"format_version": 1, "config": {}}, stale)
     result = run_cli(["tag", "--model", str(stale), __file__], dict(os.environ))
     assert result.returncode == 2 and "format 1; this code reads 2" in result.stderr
+
+
+def test_eval_continuation_reports_where_the_load_more_rule_leads(data_dir):
+    prnsm = str(data_dir / "pagination" / "prnsm")
+    result = cli_json(["eval", "pagination", "--data", prnsm, "--language", "nl", "--continuation"], dict(os.environ))
+    assert result["pages"] == 9 and result["paginated"] <= result["pages"]
+    # debijenkorf's "Toon volgende artikelen" (?page=2): a load-more link the labels leave unmarked
+    assert any(wrong["link"].endswith("/herenmode/jassen?page=2") for wrong in result["wrong"])
+    assert result["picks"] == (result["picks_next"] + result["picks_page"] + result["picks_other"]
+                               + result["picks_unpaginated"])
