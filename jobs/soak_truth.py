@@ -17,6 +17,8 @@ the rest is held here against the simulated web's truth, once the groups have dr
 - `discovery`: of the sites given to discovery, the source pages found (and watched) against the truth's, and
   the false finds (pages found that are no source page); a source page never found counts its items as missed
   ("page never read");
+- `not_new`, by reason: rows of `changes` that were no new item — an item published before its page's first read,
+  a row that is no item of the page's list, or one from a page that is no source page — with examples;
 - `ticks_decided_twice`: (page, tick) pairs on revisit.decisions more than once (the topic, not the deduplicated
   table);
 - latency of a new item's row: from the fetch that saw it (real seconds), and from its publication (simulated
@@ -74,6 +76,36 @@ FETCH_ROW_SLACK = timedelta(milliseconds=50)
 
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class _Tally(Counter):
+    """Counts by reason, with the first examples of each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.examples: dict[str, list[dict]] = defaultdict(list)
+
+    def add(self, reason: str, example: dict) -> None:
+        self[reason] += 1
+        self.examples[reason].append(example)
+
+
+def _not_new(truth: dict, changes: dict, first_read: dict[str, datetime]) -> _Tally:
+    """Rows of `changes` that told users of no new item: an item its page already listed at the page's first
+    read (which seeds what the page shows, so it is not new), a row that is no item of the page's list (a list
+    read wrongly: its menu, or dates without links), or a row from a page that is no source page (a false find)."""
+    items = {source["url"]: {item["url"]: datetime.fromisoformat(item["published_at"]) for item in source["items"]}
+             for site in truth.values() for source in site["source_pages"]}
+    tally = _Tally()
+    for (page, item), (_, created, _) in changes.items():
+        example = {"page": page, "item": item, "created": created.isoformat()}
+        if page not in items:
+            tally.add("on a page that is no source page", example)
+        elif item not in items[page]:
+            tally.add("no item of the page's list", example)
+        elif page in first_read and items[page][item] <= first_read[page]:
+            tally.add("published before the page's first read", example | {"published": items[page][item].isoformat()})
+    return tally
 
 
 def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim: datetime, origin_wall: float,
@@ -158,8 +190,11 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                     examples[reason].append({"page": page, "item": item["url"], "published": at.isoformat(),
                                              "next_read": next_read.isoformat() if next_read else None})
     duplicates = sum(count > 1 for count, _, _ in changes.values())
+    not_new = _not_new(truth, changes, {page: simulated(reads[0]) for page, reads in fetched.items() if reads})
     lost = sum(last_tick.get(page, origin_sim) < lost_before for page in pages if page not in withdrawn)
     return {"published": published, "in_changes": in_changes, "duplicates": duplicates,
+            "not_new": dict(not_new), "not_new_examples": {reason: examples[:5] for reason, examples in
+                                                           not_new.examples.items()},
             "missed": dict(missed), "missed_examples": dict(examples),
             "missed_most_on": {reason: dict(pages.most_common(5)) for reason, pages in missed_on.items()}, "watched_lost": lost,
             "watched_withdrawn": withdrawn,

@@ -61,5 +61,6 @@ class Soak(Command):
             for key, value in result.items():
                 print(f"  {key}: {value}")
         lost = result["duplicates"] or result["watched_lost"] or result["ticks_decided_twice"] or \
-            result["missed"].get("read after its publication, not found", 0) or result["politeness"]["exceeded"]
+            result["missed"].get("read after its publication, not found", 0) or result["politeness"]["exceeded"] or \
+            sum(result["not_new"].values())
         return 1 if lost else 0

@@ -50,6 +50,8 @@ def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_t
     politeness = result["politeness"]
     assert politeness["requests"] >= result["fetches"] and politeness["exceeded"] == []
     assert 0 < politeness["max_in_flight"] <= politeness["allowed_in_flight"]
+    # Rows in `changes` that were no new item (an item the page showed at its first read, a menu read as items).
+    assert result["not_new"] == {}, result["not_new_examples"]
     # The exit code says whether anything was lost that the soak cannot explain.
     unexplained = result["missed"].get("read after its publication, not found", 0)
     assert done.returncode == (1 if unexplained else 0)
