@@ -98,7 +98,8 @@ async def extract_records(stream):
                         crawl.new_items_sent += 1
                         metrics.count("new_items", "extract_records", page="next" if overflow else "first")
                         await send("changes.detected", item)
-                    if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(read.records, new_items):
+                    if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(
+                            new_items, detector.reached_known(read.records, source)):
                         await _read_on(page, read.records, loop)
                     metrics.count("records_extracted", "extract_records", len(read.records))
                     metrics.count("extraction_ms", "extract_records", read.extraction_ms)

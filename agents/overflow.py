@@ -2,7 +2,9 @@
 
 A revisit reads a watched listing's first page only. When every item it lists is new, more may have appeared
 than the page shows, and those were pushed onto the list's next page before the read: they are published,
-and a scheduler that came too late must not lose them. So such a read (`overflowed`) has its page's
+and a scheduler that came too late must not lose them. The list keeps moving while its pages are fetched
+one after the other, so a next page may open with items the first page just showed; those are no sign that
+the rest is old (agents.records.ChangeDetector). So such a read (`overflowed`) has its page's
 pagination tagged (the same tagger as stage `tag_pagination`; a "Load more" link it leaves untagged is found by
 its URL, models.pagination.continuation) and the list's next page fetched (reason
 OVERFLOW_REASON, through the fetch stage and its politeness), read with the list's template; on it the items
@@ -27,9 +29,11 @@ from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.sites import site_of
 
 
-def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDiscovered]) -> bool:
-    """Whether a read's every listed item is new (a first read, which only seeds, never is)."""
-    return bool(records) and len(new_items) == len(records)
+def overflowed(new_items: Sequence[ItemDiscovered], reached_known: bool) -> bool:
+    """Whether a read of the list reported new items and met none it knew before the list's latest first-page
+    read (ChangeDetector.reached_known): what follows on its next page may be new too. A first read only seeds
+    (nothing new), and a next page that shows only this read's own items again has nothing new either."""
+    return bool(new_items) and not reached_known
 
 
 def next_page_url(page: PageFetched, records: Sequence[RecordExtracted], tagger_path: Path | None) -> str | None:

@@ -158,26 +158,32 @@ class ChangeDetector:
         `reseed`: the source's list was chosen anew). The records are one page's; a page of the list never
         read before (one the first read did not reach) seeds too: its items are unknown, not new. An
         `overflow` read (agents.overflow: the list's next page, read because the page before it was all new)
-        reports the items before its first known one — pushed off the page before — and seeds the rest, older
-        items that page never showed. A list chosen anew that holds an item the source already knows is the
+        reports the items before the first one known before the list's latest first-page read — pushed off
+        the page before — and seeds the rest, older items that page never showed; an item that read itself
+        first saw (the list moved on between the two fetches) marks nothing. A list chosen anew that holds an item the source already knows is the
         list read before in part (a young list whose first read took two of its items for another structure,
         read whole once it grew): it is read as an overflow is, not seeded — a burst of items that made it
         choosable would be lost."""
         keys = _item_keys(records, source)
+        if records and not overflow:
+            self.known[_read_key(source)] = _ms(records[0].seen_at)
         if reseed and any(key in self.known or whole in self.known for key, whole in keys):
             reseed, overflow = False, True
         seeding = self.first_crawl.setdefault(source, crawl_id) == crawl_id or reseed
         if records:
             page = f"{source}\x00page\x00{_digest(records[0].page_url)}"
             seeding |= page not in self.known and not overflow
-            self.known[page] = int(records[0].seen_at.timestamp() * 1000)
+            self.known[page] = _ms(records[0].seen_at)
         found = []
         for record, (key, whole) in zip(records, keys):
             if key in self.known or whole in self.known:
                 self.known[key] = self.known.get(key) or self.known[whole]
-                seeding |= overflow  # listings run newest first: what follows a known item is older
+                # Listings run newest first: what follows an item known before this read is older. An item
+                # first seen by this read of the list's first page (or a next page of it) is no such mark:
+                # the list moved on between the two fetches, and what follows it is new too.
+                seeding |= overflow and self._known_before_read(source, key)
                 continue
-            self.known[key] = int(record.seen_at.timestamp() * 1000)
+            self.known[key] = _ms(record.seen_at)
             if seeding:
                 continue
             found.append(ItemDiscovered(
@@ -187,6 +193,26 @@ class ChangeDetector:
                 first_seen=record.seen_at,
             ))
         return found
+
+    def reached_known(self, records: Sequence[RecordExtracted], source: str) -> bool:
+        """Whether a read (after `new_items`) showed an item known before the source's latest read of its first
+        page: the list's items from there on were seen before, so its next page holds nothing new."""
+        return any(self._known_before_read(source, key) for key, _ in _item_keys(records, source))
+
+    def _known_before_read(self, source: str, key: str) -> bool:
+        read = self.known.get(_read_key(source))
+        # No mark of the latest read: the state was written before marks were kept (a worker of the previous
+        # version read the first page) — every known item then counts as older, the old rule, not none of them.
+        return read is None or self.known.get(key, 0) < read
+
+
+def _read_key(source: str) -> str:
+    """The key under which the detector keeps when the source's first page was last read."""
+    return f"{source}\x00read"
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
 
 
 def _item_keys(records: Sequence[RecordExtracted], source: str) -> list[tuple[str, str]]:

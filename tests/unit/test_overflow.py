@@ -8,10 +8,11 @@ from schemas.crawl import OVERFLOW_REASON, PageFetched
 SOURCE = "https://club.example.org/news/"
 
 
-def _page(body: str, url: str = SOURCE, depth: int = 0, reason: str = "revisit") -> PageFetched:
+def _page(body: str, url: str = SOURCE, depth: int = 0, reason: str = "revisit", at: int = 0) -> PageFetched:
+    """A fetch of the list; `at`: its fetch time in minutes past an hour (0: now)."""
     return PageFetched(site="example.org", crawl_id="revisit-40", url=url, final_url=url, reason=reason,
                        status=200, content_type="text/html", body=body, source_url=SOURCE, depth=depth,
-                       event_id="fetch-1")
+                       event_id="fetch-1", fetched_at_ms=1_780_000_000_000 + at * 60_000 if at else 0)
 
 
 def _listing(numbers: list[int], pager: str) -> str:
@@ -25,16 +26,37 @@ NEXT_PAGER = '<div class="pagination"><span>1</span> <a href="?page=2">2</a> <a 
              '<a class="next" href="?page=2">Next »</a></div>'
 
 
+def _read(detector: ChangeDetector, page: PageFetched, crawl_id: str) -> bool:
+    """Whether this read of the list overflowed."""
+    records = read_records(page).records
+    new = detector.new_items(records, SOURCE, crawl_id, overflow=page.reason == OVERFLOW_REASON)
+    return overflowed(new, detector.reached_known(records, SOURCE))
+
+
 def test_only_a_read_whose_every_item_is_new_overflowed():
     detector = ChangeDetector({}, {})
-    first = read_records(_page(_listing([3, 2, 1], NEXT_PAGER), reason="source"))
-    seeded = detector.new_items(first.records, SOURCE, "crawl-1")
-    assert not overflowed(first.records, seeded)  # a first read seeds: nothing is new
-    busy = read_records(_page(_listing([6, 5, 4], NEXT_PAGER)))
-    assert overflowed(busy.records, detector.new_items(busy.records, SOURCE, "revisit-40"))
-    calm = read_records(_page(_listing([7, 6, 5], NEXT_PAGER)))
-    assert not overflowed(calm.records, detector.new_items(calm.records, SOURCE, "revisit-41"))
-    assert not overflowed([], [])
+    assert not _read(detector, _page(_listing([3, 2, 1], NEXT_PAGER), reason="source", at=1), "crawl-1")  # seeds
+    assert _read(detector, _page(_listing([6, 5, 4], NEXT_PAGER), at=2), "revisit-40")
+    assert not _read(detector, _page(_listing([7, 6, 5], NEXT_PAGER), at=3), "revisit-41")
+    assert not overflowed([], False)
+
+
+def test_a_next_page_that_opens_with_the_first_pages_own_items_is_read_on():
+    # The list moved on between the fetch of its first page and of its next one: the next page opens with the
+    # items the first page just showed, and what follows them is new too — not older items.
+    detector = ChangeDetector({}, {})
+    _read(detector, _page(_listing([3, 2, 1], NEXT_PAGER), reason="source", at=1), "crawl-1")
+    assert _read(detector, _page(_listing([12, 11, 10], NEXT_PAGER), at=2), "revisit-40")
+    records = read_records(_page(_listing([10, 9, 8], NEXT_PAGER), SOURCE + "?page=2", depth=1,
+                                 reason=OVERFLOW_REASON, at=3)).records
+    new = detector.new_items(records, SOURCE, "revisit-40", overflow=True)
+    assert [item.item_url for item in new] == [f"https://club.example.org/news/{n}/" for n in (9, 8)]
+    assert overflowed(new, detector.reached_known(records, SOURCE))  # no item known before: read on
+    records = read_records(_page(_listing([7, 6, 5, 4, 3], NEXT_PAGER), SOURCE + "?page=3", depth=2,
+                                 reason=OVERFLOW_REASON, at=4)).records
+    new = detector.new_items(records, SOURCE, "revisit-40", overflow=True)
+    assert [item.item_url for item in new] == [f"https://club.example.org/news/{n}/" for n in (7, 6, 5, 4)]
+    assert not overflowed(new, detector.reached_known(records, SOURCE))  # 3 was known: the rest is older
 
 
 def test_the_next_page_is_the_tagged_next_link_within_the_site():
@@ -68,3 +90,16 @@ def test_the_next_page_is_fetched_for_the_source_until_the_lists_page_budget():
     assert next_page_request(second, SOURCE + "?page=3", max_pages=3).depth == 2
     third = _page("", SOURCE + "?page=3", depth=2, reason=OVERFLOW_REASON)
     assert next_page_request(third, SOURCE + "?page=4", max_pages=3) is None
+
+
+def test_without_a_mark_of_the_first_pages_read_every_known_item_ends_the_next_page():
+    # State from before the detector marked its reads (a rolling upgrade: the first page read by the previous
+    # version, its next page by this one): a known item is taken for an older one, as it was.
+    detector = ChangeDetector({}, {})
+    _read(detector, _page(_listing([3, 2, 1], NEXT_PAGER), reason="source", at=1), "crawl-1")
+    _read(detector, _page(_listing([12, 11, 10], NEXT_PAGER), at=2), "revisit-40")
+    del detector.known[f"{SOURCE}\x00read"]
+    records = read_records(_page(_listing([10, 9, 8], NEXT_PAGER), SOURCE + "?page=2", depth=1,
+                                 reason=OVERFLOW_REASON, at=3)).records
+    assert detector.new_items(records, SOURCE, "revisit-40", overflow=True) == []
+    assert detector.reached_known(records, SOURCE)

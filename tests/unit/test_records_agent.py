@@ -1,6 +1,7 @@
 """The record stage's core: records of a fetched page as messages, and new items once each."""
 
-from datetime import UTC, datetime
+import re
+from datetime import UTC, datetime, timedelta
 
 from agents.records import ChangeDetector, ListTemplates, _digest, read_records
 from models.records.extraction import record_key
@@ -17,9 +18,12 @@ def _listing(numbers: list[int]) -> str:
 
 
 def _page(numbers: list[int], crawl_id: str, url: str = SOURCE, reason: str = "source") -> PageFetched:
+    # Each crawl an hour after the one before ("crawl-1" at FETCHED_AT), as revisits come; a next page of the
+    # list a second after its first page.
+    fetched = FETCHED_AT + timedelta(hours=int(re.search(r"\d+$", crawl_id)[0]) - 1, seconds=url != SOURCE)
     return PageFetched(site="example.org", crawl_id=crawl_id, url=url, final_url=url, reason=reason, status=200,
                        content_type="text/html", body=_listing(numbers), source_url=SOURCE,
-                       fetched_at_ms=int(FETCHED_AT.timestamp() * 1000))
+                       fetched_at_ms=int(fetched.timestamp() * 1000))
 
 
 def test_a_page_becomes_one_message_per_record_with_stable_ids():
@@ -47,7 +51,8 @@ def test_the_first_read_seeds_and_later_reads_emit_each_new_item_once():
     revisit = read_records(_page([4, 3, 2], "crawl-2", reason="revisit"))
     new = detector.new_items(revisit.records, SOURCE, "crawl-2")
     assert [item.item_url for item in new] == ["https://club.example.org/events/4/"]
-    assert new[0].first_seen == FETCHED_AT and new[0].source_url == SOURCE
+    assert new[0].first_seen == revisit.records[0].seen_at == FETCHED_AT + timedelta(hours=1)
+    assert new[0].source_url == SOURCE
     # Read again (a later revisit, or the same page redelivered): nothing new.
     assert detector.new_items(revisit.records, SOURCE, "crawl-3") == []
     assert detector.new_items(read_records(_page([4, 3], "crawl-2")).records, SOURCE, "crawl-2") == []
