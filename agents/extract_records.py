@@ -99,7 +99,7 @@ async def extract_records(stream):
                         metrics.count("new_items", "extract_records", page="next" if overflow else "first")
                         await send("changes.detected", item)
                     if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(
-                            new_items, detector.reached_known(read.records, source)):
+                            read.records, new_items, detector.reached_known(read.records, source), overflow):
                         await _read_on(page, read.records, loop)
                     metrics.count("records_extracted", "extract_records", len(read.records))
                     metrics.count("extraction_ms", "extract_records", read.extraction_ms)

@@ -8,8 +8,9 @@ the rest is old (agents.records.ChangeDetector). So such a read (`overflowed`) h
 pagination tagged (the same tagger as stage `tag_pagination`; a "Load more" link it leaves untagged is found by
 its URL, models.pagination.continuation) and the list's next page fetched (reason
 OVERFLOW_REASON, through the fetch stage and its politeness), read with the list's template; on it the items
-before the first known one are the pushed-off new ones (ChangeDetector), and if it is all new too, the next
-page follows — up to the list's page budget (settings.pagination_max_pages, the first page included).
+before the first one known before the revisit are the pushed-off new ones (ChangeDetector), and while the
+pages meet no such item the next page follows — up to the list's page budget (settings.pagination_max_pages,
+the first page included).
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.sites import site_of
 
 
-def overflowed(new_items: Sequence[ItemDiscovered], reached_known: bool) -> bool:
-    """Whether a read of the list reported new items and met none it knew before the list's latest first-page
-    read (ChangeDetector.reached_known): what follows on its next page may be new too. A first read only seeds
-    (nothing new), and a next page that shows only this read's own items again has nothing new either."""
-    return bool(new_items) and not reached_known
+def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDiscovered], reached_known: bool,
+               next_page: bool) -> bool:
+    """Whether what follows a read of the list may be new too: it met no item known before the list's latest
+    first-page read (ChangeDetector.reached_known), and it reported new items — or it is a `next_page` of the
+    list whose items the revisit's own pages already showed: the list moved on by a page or more between the
+    two fetches (a burst), and the items pushed further lie beyond. A first read only seeds (nothing new)."""
+    return bool(records) and not reached_known and (bool(new_items) or next_page)
 
 
 def next_page_url(page: PageFetched, records: Sequence[RecordExtracted], tagger_path: Path | None) -> str | None:

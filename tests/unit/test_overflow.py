@@ -29,8 +29,9 @@ NEXT_PAGER = '<div class="pagination"><span>1</span> <a href="?page=2">2</a> <a 
 def _read(detector: ChangeDetector, page: PageFetched, crawl_id: str) -> bool:
     """Whether this read of the list overflowed."""
     records = read_records(page).records
-    new = detector.new_items(records, SOURCE, crawl_id, overflow=page.reason == OVERFLOW_REASON)
-    return overflowed(new, detector.reached_known(records, SOURCE))
+    next_page = page.reason == OVERFLOW_REASON
+    new = detector.new_items(records, SOURCE, crawl_id, overflow=next_page)
+    return overflowed(records, new, detector.reached_known(records, SOURCE), next_page)
 
 
 def test_only_a_read_whose_every_item_is_new_overflowed():
@@ -38,7 +39,7 @@ def test_only_a_read_whose_every_item_is_new_overflowed():
     assert not _read(detector, _page(_listing([3, 2, 1], NEXT_PAGER), reason="source", at=1), "crawl-1")  # seeds
     assert _read(detector, _page(_listing([6, 5, 4], NEXT_PAGER), at=2), "revisit-40")
     assert not _read(detector, _page(_listing([7, 6, 5], NEXT_PAGER), at=3), "revisit-41")
-    assert not overflowed([], False)
+    assert not overflowed([], [], False, True)
 
 
 def test_a_next_page_that_opens_with_the_first_pages_own_items_is_read_on():
@@ -51,12 +52,12 @@ def test_a_next_page_that_opens_with_the_first_pages_own_items_is_read_on():
                                  reason=OVERFLOW_REASON, at=3)).records
     new = detector.new_items(records, SOURCE, "revisit-40", overflow=True)
     assert [item.item_url for item in new] == [f"https://club.example.org/news/{n}/" for n in (9, 8)]
-    assert overflowed(new, detector.reached_known(records, SOURCE))  # no item known before: read on
+    assert overflowed(records, new, detector.reached_known(records, SOURCE), True)  # none known before: on
     records = read_records(_page(_listing([7, 6, 5, 4, 3], NEXT_PAGER), SOURCE + "?page=3", depth=2,
                                  reason=OVERFLOW_REASON, at=4)).records
     new = detector.new_items(records, SOURCE, "revisit-40", overflow=True)
     assert [item.item_url for item in new] == [f"https://club.example.org/news/{n}/" for n in (7, 6, 5, 4)]
-    assert not overflowed(new, detector.reached_known(records, SOURCE))  # 3 was known: the rest is older
+    assert not overflowed(records, new, detector.reached_known(records, SOURCE), True)  # 3 known: the rest older
 
 
 def test_the_next_page_is_the_tagged_next_link_within_the_site():
@@ -103,3 +104,16 @@ def test_without_a_mark_of_the_first_pages_read_every_known_item_ends_the_next_p
                                  reason=OVERFLOW_REASON, at=3)).records
     assert detector.new_items(records, SOURCE, "revisit-40", overflow=True) == []
     assert detector.reached_known(records, SOURCE)
+
+
+def test_a_next_page_of_only_the_revisits_own_items_is_read_on():
+    # A burst moved the list on by a whole page between two fetches: the next page shows only what the first
+    # page just showed. The items pushed further lie beyond it; a page of items known before ends the reading.
+    detector = ChangeDetector({}, {})
+    _read(detector, _page(_listing([3, 2, 1], NEXT_PAGER), reason="source", at=1), "crawl-1")
+    assert _read(detector, _page(_listing([12, 11, 10], NEXT_PAGER), at=2), "revisit-40")
+    shifted = _page(_listing([12, 11, 10], NEXT_PAGER), SOURCE + "?page=2", depth=1, reason=OVERFLOW_REASON, at=3)
+    assert _read(detector, shifted, "revisit-40")
+    older = _page(_listing([3, 2, 1], NEXT_PAGER), SOURCE + "?page=3", depth=2, reason=OVERFLOW_REASON, at=4)
+    assert not _read(detector, older, "revisit-40")
+    assert not _read(detector, _page(_listing([12, 11, 10], NEXT_PAGER), at=5), "revisit-41")  # nothing new
