@@ -20,10 +20,9 @@ from pathlib import Path
 
 from agents.pagination import MAX_URL_CHARS, shared_tagger, tag_pages
 from models.pagination.continuation import continuation_link
-from models.pagination.data import clickable_nodes, node_target
+from models.pagination.data import clickable_urls
 from models.pagination.tagger import model_name
 from models.web.dom import parse_html
-from models.web.links import resolve_href
 from schemas.base import derived_event_id
 from schemas.crawl import OVERFLOW_REASON, CrawlRequest, PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted
@@ -54,9 +53,7 @@ def next_page_url(page: PageFetched, records: Sequence[RecordExtracted], tagger_
         for link in tags.links:
             if link.label == label and followable(link.url):
                 return link.url
-    root = parse_html(page.body)
-    urls = [resolve_href(page.final_url, target) or "" if (target := node_target(node)) else ""
-            for node in (clickable_nodes(root) if root is not None else [])]
+    urls = clickable_urls(parse_html(page.body), page.final_url)
     index = continuation_link(page.final_url, urls, len(records), (record.item_url for record in records))
     return urls[index] if index is not None and followable(urls[index]) else None
 

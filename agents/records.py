@@ -160,10 +160,10 @@ class ChangeDetector:
         `overflow` read (agents.overflow: the list's next page, read because the page before it was all new)
         reports the items before the first one known before the list's latest first-page read — pushed off
         the page before — and seeds the rest, older items that page never showed; an item that read itself
-        first saw (the list moved on between the two fetches) marks nothing. A list chosen anew that holds an item the source already knows is the
-        list read before in part (a young list whose first read took two of its items for another structure,
-        read whole once it grew): it is read as an overflow is, not seeded — a burst of items that made it
-        choosable would be lost."""
+        first saw (the list moved on between the two fetches) marks nothing. A list chosen anew that holds an
+        item the source already knows is the list read before in part (a young list whose first read took two
+        of its items for another structure, read whole once it grew): it is read as an overflow is, not
+        seeded — a burst of items that made it choosable would be lost."""
         keys = _item_keys(records, source)
         if records and not overflow:
             self.known[_read_key(source)] = _ms(records[0].seen_at)

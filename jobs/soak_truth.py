@@ -91,9 +91,10 @@ class _Tally(Counter):
 
 
 def _not_new(truth: dict, changes: dict, first_read: dict[str, datetime]) -> _Tally:
-    """Rows of `changes` that told users of no new item: an item its page already listed at the page's first
-    read (which seeds what the page shows, so it is not new), a row that is no item of the page's list (a list
-    read wrongly: its menu, or dates without links), or a row from a page that is no source page (a false find)."""
+    """Rows of `changes` that told users of no new item: an item published before its page's first read (that
+    read seeds what the page shows; what it did not show is old too), a row that is no item of the page's list
+    (a list read wrongly: its menu, or dates without links), or a row from a page that is no source page (a
+    false find)."""
     items = {source["url"]: {item["url"]: datetime.fromisoformat(item["published_at"]) for item in source["items"]}
              for site in truth.values() for source in site["source_pages"]}
     tally = _Tally()
@@ -104,7 +105,8 @@ def _not_new(truth: dict, changes: dict, first_read: dict[str, datetime]) -> _Ta
         elif item not in items[page]:
             tally.add("no item of the page's list", example)
         elif page in first_read and items[page][item] <= first_read[page]:
-            tally.add("published before the page's first read", example | {"published": items[page][item].isoformat()})
+            published = items[page][item].isoformat()
+            tally.add("published before the page's first read", example | {"published": published})
     return tally
 
 

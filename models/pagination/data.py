@@ -21,6 +21,7 @@ from cssselect import SelectorError
 from lxml.cssselect import CSSSelector
 
 from models.web.dom import parse_html
+from models.web.links import resolve_href
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,13 @@ def node_target(node: lxml.html.HtmlElement) -> str:
     if href and not href.startswith(("#", "javascript:")):
         return href
     return next((node.get(name).strip() for name in DATA_TARGETS if (node.get(name) or "").strip()), "")
+
+
+def clickable_urls(root: lxml.html.HtmlElement | None, base_url: str) -> list[str]:
+    """Where each clickable node of a document leads (node_target), resolved against the page; "" for a node
+    that leads nowhere followable — one entry per node of clickable_nodes, in its order."""
+    return [resolve_href(base_url, target) or "" if (target := node_target(node)) else ""
+            for node in (clickable_nodes(root) if root is not None else [])]
 
 
 def _selected(root: lxml.html.HtmlElement, selectors: str) -> set:

@@ -164,18 +164,15 @@ def continuation_picks(pages: Sequence[LabelledPage], progress: Progress = lambd
     page of the list; one they mark OTHER, or any pick on a page without pagination, would be read as the
     list's next page wrongly."""
     from models.pagination.continuation import continuation_link
-    from models.pagination.data import clickable_nodes, node_target
+    from models.pagination.data import clickable_urls
     from models.records.main_list import extract_records
     from models.web.dom import parse_html
-    from models.web.links import resolve_href
 
     picks: dict[str, int] = defaultdict(int)
     wrong: list[dict] = []
     for page in pages:
         records = extract_records(parse_html(page.html), page.url).records
-        root = parse_html(page.html)
-        urls = [resolve_href(page.url, target) or "" if (target := node_target(node)) else ""
-                for node in (clickable_nodes(root) if root is not None else [])]
+        urls = clickable_urls(parse_html(page.html), page.url)
         index = continuation_link(page.url, urls, len(records), (record.item_url for record in records))
         paginated = any(label != "OTHER" for label in page.labels)
         progress(page.name)
