@@ -177,7 +177,6 @@ def continuation_picks(pages: Sequence[LabelledPage], progress: Progress = lambd
         paginated = any(label != "OTHER" for label in page.labels)
         progress(page.name)
         if index is None:
-            picks["none_paginated" if paginated else "none_unpaginated"] += 1
             continue
         label = page.labels[index] if index < len(page.labels) else "OTHER"
         picks[label if paginated else "on_unpaginated"] += 1

@@ -98,6 +98,9 @@ class EvalPagination(Command):
         if args.continuation:
             from models.pagination.evaluation import continuation_picks
 
+            if args.baseline:
+                raise CommandError("--continuation scores a rule, not a tagger: --baseline does not apply")
+
             with progress_bar("reading the pages' lists", len(pages)) as advance:
                 result = continuation_picks(pages, progress=advance)
             print_json(result) if args.json else print_continuation(result)
