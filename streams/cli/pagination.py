@@ -15,7 +15,10 @@ from streams.threads import threads_for_reading
 def pagination_pages(folders: list[str], languages: list[str] | None = None) -> list:
     from models.pagination.data import load_folders
 
-    pages = load_folders([Path(folder) for folder in folders])
+    try:
+        pages = load_folders([Path(folder) for folder in folders])
+    except FileNotFoundError as error:
+        raise CommandError(str(error)) from None
     if languages:
         pages = [page for page in pages if page.language in languages]
     if not pages:
