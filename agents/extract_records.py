@@ -26,7 +26,6 @@ from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_re
 from models.records.item_time import published_time
 from models.web.dom import parse_html
 from schemas.crawl import ITEM_TIME_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
-from schemas.records import RecordExtracted
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events, kept_if_failed
@@ -100,7 +99,7 @@ async def extract_records(stream):
                         await send("changes.detected", item)
                     if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(
                             read.records, new_items, detector.reached_known(read.records, source), overflow):
-                        await _read_on(page, read.records, loop)
+                        await _read_on(page, loop)
                     metrics.count("records_extracted", "extract_records", len(read.records))
                     metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                     metrics.count("pages_read", "extract_records")
@@ -116,9 +115,9 @@ async def extract_records(stream):
                 crawl.pages_extracted += 1
 
 
-async def _read_on(page: PageFetched, records: list[RecordExtracted], loop) -> None:
+async def _read_on(page: PageFetched, loop) -> None:
     """A watched list's read found every item new: fetch its next page (agents.overflow)."""
-    url = await loop.run_in_executor(None, next_page_url, page, records, settings.pagination_model)
+    url = await loop.run_in_executor(None, next_page_url, page, settings.pagination_model)
     request = next_page_request(page, url, settings.pagination_max_pages) if url else None
     if request is None:
         log.info("%s: every item new, and %s", page.url, "no next page shown" if not url else "its pages all read")

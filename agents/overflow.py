@@ -5,8 +5,8 @@ than the page shows, and those were pushed onto the list's next page before the 
 and a scheduler that came too late must not lose them. The list keeps moving while its pages are fetched
 one after the other, so a next page may open with items the first page just showed; those are no sign that
 the rest is old (agents.records.ChangeDetector). So such a read (`overflowed`) has its page's
-pagination tagged (the same tagger as stage `tag_pagination`; a "Load more" link it leaves untagged is found by
-its URL, models.pagination.continuation) and the list's next page fetched (reason
+pagination tagged (as stage `tag_pagination` tags it, a "Load more" link the tagger leaves untagged found by
+its URL) and the list's next page fetched (reason
 OVERFLOW_REASON, through the fetch stage and its politeness), read with the list's template; on it the items
 before the first one known before the revisit are the pushed-off new ones (ChangeDetector), and while the
 pages meet no such item the next page follows — up to the list's page budget (settings.pagination_max_pages,
@@ -19,10 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.pagination import MAX_URL_CHARS, shared_tagger, tag_pages
-from models.pagination.continuation import continuation_link
-from models.pagination.data import clickable_urls
 from models.pagination.tagger import model_name
-from models.web.dom import parse_html
 from schemas.base import derived_event_id
 from schemas.crawl import OVERFLOW_REASON, CrawlRequest, PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted
@@ -38,24 +35,18 @@ def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDisco
     return bool(records) and not reached_known and (bool(new_items) or next_page)
 
 
-def next_page_url(page: PageFetched, records: Sequence[RecordExtracted], tagger_path: Path | None) -> str | None:
-    """The URL of the list's page after `page`: its NEXT link, else — on a numbered pager without one — the
-    first page link that is neither this page nor the list's first, else — a pager the tagger does not tag,
-    "Load more" — the link that names the slice after the page's `records` in its URL
-    (models.pagination.continuation); None when the page shows no other page of its site."""
+def next_page_url(page: PageFetched, tagger_path: Path | None) -> str | None:
+    """The URL of the list's page after `page`: its NEXT link (a "Load more" link the tagger leaves untagged
+    included: agents.pagination.untagged_next_link), else — on a numbered pager without one — the first page
+    link that is neither this page nor the list's first; None when the page shows no other page of its site."""
     tags = tag_pages(shared_tagger(tagger_path), model_name(tagger_path), [page])[0]
     behind = {page.url, page.final_url, page.source_url}
-
-    def followable(url: str) -> bool:
-        return bool(url) and url not in behind and site_of(url) == page.site and len(url) <= MAX_URL_CHARS
-
     for label in ("NEXT", "PAGE"):
         for link in tags.links:
-            if link.label == label and followable(link.url):
+            if (link.label == label and link.url and link.url not in behind and site_of(link.url) == page.site
+                    and len(link.url) <= MAX_URL_CHARS):
                 return link.url
-    urls = clickable_urls(parse_html(page.body), page.final_url)
-    index = continuation_link(page.final_url, urls, len(records), (record.item_url for record in records))
-    return urls[index] if index is not None and followable(urls[index]) else None
+    return None
 
 
 def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlRequest | None:

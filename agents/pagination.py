@@ -1,7 +1,9 @@
 """Stage `tag_pagination`'s core: tag a listing page's pagination and choose the next pages of the list.
 
 `tag_pages` runs the tagger over a batch of fetched pages and turns the PAGE and
-NEXT nodes into absolute links. `PaginationFollower` decides which of them to
+NEXT nodes into absolute links; on a page where it tags none, a "Load more" link
+that names the list's next slice in its URL is taken as NEXT
+(`untagged_next_link`). `PaginationFollower` decides which of them to
 fetch: same-site targets only, NEXT before PAGE, each URL once per list, at most
 `max_pages` pages per source page (the source page included), and nothing from
 a page whose content repeats an earlier page of the same list — the sign of a
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import lxml.html
 
+from models.pagination.continuation import next_slice_link
 from models.pagination.data import clickable_nodes, node_target
 from models.pagination.tagger import MAX_TAGGED_NODES, PaginationTagger, load_tagger
 from models.web.dom import normalize_space, parse_html
@@ -78,6 +81,8 @@ def tag_pages(model: PaginationTagger, model_name: str, pages: Sequence[PageFetc
     tagged = []
     for page, root, nodes in zip(pages, roots, labelled):
         links = _tagged_links(nodes, page.final_url)
+        if not any(link.url for link in links) and (more := untagged_next_link(page, root)) is not None:
+            links.append(more)
         clickable = len(clickable_nodes(root)) if root is not None else 0
         if clickable > len(nodes):
             log.warning("%s: %d links and buttons, more than the tagger reads (%d): the first and last %d tagged",
@@ -90,6 +95,17 @@ def tag_pages(model: PaginationTagger, model_name: str, pages: Sequence[PageFetc
             tagging_ms=round(per_page_ms, 2),
         ))
     return tagged
+
+
+def untagged_next_link(page: PageFetched, root: lxml.html.HtmlElement | None) -> TaggedLink | None:
+    """On a page where the tagger tagged no pager: the link that names the list's next slice in its URL — a
+    "Load more" the labelled data never marked (models.pagination.continuation) — as a NEXT link."""
+    found = next_slice_link(root, page.body, page.final_url)
+    if found is None:
+        return None
+    index, url = found
+    node = clickable_nodes(root)[index]
+    return TaggedLink(url=url, text=normalize_space(node.text_content() or "")[:200], label="NEXT")
 
 
 def _key(crawl_id: str, source: str, item: str = "") -> str:

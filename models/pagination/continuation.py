@@ -16,6 +16,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from urllib.parse import parse_qsl, urlsplit
 
+import lxml.html
+
+from models.pagination.data import clickable_urls
+from models.records.main_list import extract_records
+from models.web.dom import parse_html
+
 
 def _split(url: str) -> tuple[tuple[str, str, str], dict[str, str]] | None:
     try:
@@ -70,3 +76,15 @@ def continuation_link(page_url: str, link_urls: Sequence[str], listed: int, item
         if _one_slice_on(before, after, listed):
             slices.append((index, name))
     return next((index for index, name in slices if len(ahead[name]) == 1), None)
+
+
+def next_slice_link(root: lxml.html.HtmlElement | None, html: str, page_url: str) -> tuple[int, str] | None:
+    """(its index among the page's clickable nodes, its URL) of the link that names the list's next slice
+    (continuation_link), counted against the list the record extractor reads on the page (`html`, parsed
+    apart: extraction reshapes its tree); None when there is none."""
+    if root is None:
+        return None
+    records = extract_records(parse_html(html), page_url).records
+    urls = clickable_urls(root, page_url)
+    index = continuation_link(page_url, urls, len(records), (record.item_url for record in records))
+    return (index, urls[index]) if index is not None else None

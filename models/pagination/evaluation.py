@@ -163,25 +163,22 @@ def continuation_picks(pages: Sequence[LabelledPage], progress: Progress = lambd
     extractor, its links resolved as the tagger's are. A pick the labels mark NEXT or PAGE leads to another
     page of the list; one they mark OTHER, or any pick on a page without pagination, would be read as the
     list's next page wrongly."""
-    from models.pagination.continuation import continuation_link
-    from models.pagination.data import clickable_urls
-    from models.records.main_list import extract_records
+    from models.pagination.continuation import next_slice_link
     from models.web.dom import parse_html
 
     picks: dict[str, int] = defaultdict(int)
     wrong: list[dict] = []
     for page in pages:
-        records = extract_records(parse_html(page.html), page.url).records
-        urls = clickable_urls(parse_html(page.html), page.url)
-        index = continuation_link(page.url, urls, len(records), (record.item_url for record in records))
-        paginated = any(label != "OTHER" for label in page.labels)
+        found = next_slice_link(parse_html(page.html), page.html, page.url)
         progress(page.name)
-        if index is None:
+        if found is None:
             continue
+        index, url = found
+        paginated = any(label != "OTHER" for label in page.labels)
         label = page.labels[index] if index < len(page.labels) else "OTHER"
         picks[label if paginated else "on_unpaginated"] += 1
         if label == "OTHER":
-            wrong.append({"page": page.url, "link": urls[index], "records": len(records)})
+            wrong.append({"page": page.url, "link": url})
     right = picks["NEXT"] + picks["PAGE"]
     made = right + picks["OTHER"] + picks["on_unpaginated"]
     return {"pages": len(pages), "paginated": sum(any(label != "OTHER" for label in page.labels) for page in pages),

@@ -156,7 +156,7 @@ def print_continuation(result: dict) -> None:
           f"{result['picks_other']} OTHER, {result['picks_unpaginated']} on pages labelled unpaginated"
           + (f"; precision by the labels {result['precision']:.3f}" if result["precision"] is not None else ""))
     for wrong in result["wrong"]:
-        print(f"  labelled no next page: {wrong['page']} → {wrong['link']} ({wrong['records']} records)")
+        print(f"  labelled no next page: {wrong['page']} → {wrong['link']}")
 
 
 class BenchTag(Command):

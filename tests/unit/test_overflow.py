@@ -1,7 +1,7 @@
 """Reading past a busy list's first page: when, where to, and how far (agents.overflow)."""
 
 from agents.overflow import next_page_request, next_page_url, overflowed
-from agents.pagination import shared_tagger
+from agents.pagination import shared_tagger, tag_pages
 from agents.records import ChangeDetector, read_records
 from schemas.crawl import OVERFLOW_REASON, PageFetched
 
@@ -64,20 +64,22 @@ def test_the_next_page_is_the_tagged_next_link_within_the_site():
     tagger = shared_tagger(None)
     assert shared_tagger(None) is tagger  # one model per worker
     page = _page(_listing([6, 5, 4], NEXT_PAGER))
-    assert next_page_url(page, read_records(page).records, None) == SOURCE + "?page=2"
-    bare = _page(_listing([6, 5, 4], ""))
-    assert next_page_url(bare, read_records(bare).records, None) is None
+    assert next_page_url(page, None) == SOURCE + "?page=2"
+    assert next_page_url(_page(_listing([6, 5, 4], "")), None) is None
 
 
 def test_a_load_more_link_the_tagger_leaves_untagged_is_found_by_its_url():
     load_more = '<div class="more"><a class="load-more button" href="?offset=3">Mehr laden</a></div>'
     page = _page(_listing([6, 5, 4], load_more))
-    assert next_page_url(page, read_records(page).records, None) == SOURCE + "?offset=3"
+    assert next_page_url(page, None) == SOURCE + "?offset=3"
     second = _page(_listing([3, 2, 1], load_more.replace("offset=3", "offset=6")), SOURCE + "?offset=3", depth=1,
                    reason=OVERFLOW_REASON)
-    assert next_page_url(second, read_records(second).records, None) == SOURCE + "?offset=6"
+    assert next_page_url(second, None) == SOURCE + "?offset=6"
+    # The tag stage takes it as the list's NEXT link too, so a first read of the list follows it.
+    tags = tag_pages(shared_tagger(None), "default", [page])[0]
+    assert [(link.label, link.text, link.url) for link in tags.links] == [("NEXT", "Mehr laden", SOURCE + "?offset=3")]
     elsewhere = _page(_listing([6, 5, 4], '<a href="https://other.example.net/news/?offset=3">More</a>'))
-    assert next_page_url(elsewhere, read_records(elsewhere).records, None) is None  # not the site's
+    assert next_page_url(elsewhere, None) is None  # not the site's
 
 
 def test_the_next_page_is_fetched_for_the_source_until_the_lists_page_budget():
