@@ -82,9 +82,14 @@ def next_slice_link(root: lxml.html.HtmlElement | None, html: str, page_url: str
     """(its index among the page's clickable nodes, its URL) of the link that names the list's next slice
     (continuation_link), counted against the list the record extractor reads on the page (`html`, parsed
     apart: extraction reshapes its tree); None when there is none."""
-    if root is None:
+    here = _split(page_url)
+    if root is None or here is None:
+        return None
+    urls = clickable_urls(root, page_url)
+    # Most pages link no other slice of their own address: read their list only where one might be.
+    if not any((there := _split(url)) is not None and there[0] == here[0] and _moved_parameter(here[1], there[1])
+               for url in urls if url):
         return None
     records = extract_records(parse_html(html), page_url).records
-    urls = clickable_urls(root, page_url)
     index = continuation_link(page_url, urls, len(records), (record.item_url for record in records))
     return (index, urls[index]) if index is not None else None
