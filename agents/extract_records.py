@@ -4,7 +4,8 @@ Reads source pages, the further pages of their lists and revisits (reasons in
 RECORD_REASONS), and keeps a few of each site's other pages as witnesses of its
 template (SiteWitnesses); a revisit's outcome (read or not, its new items) goes to
 revisit.outcomes for the scheduler — once the pages of its items dated without a time have told theirs
-(HeldOutcomes: they are fetched as crawl.requests, reason "item_time"). Each page is handled as its own
+(HeldOutcomes: they are fetched as crawl.requests, reason "item_time") and the list's next pages it read on to
+have added their new items. Each page is handled as its own
 event, because the stage's
 tables (a list's template, the items each source has listed) write their
 changelog to the partition of the event being processed — the site's; the
@@ -70,7 +71,7 @@ async def extract_records(stream):
                 if page.reason not in RECORD_REASONS:
                     continue
                 crawl = progress.of(page.crawl_id)
-                new_items, records = [], []
+                new_items, records, reading_on = [], [], False
                 if page.ok and is_html(page):
                     if page.truncated:
                         log.info("%s was cut at the size cap; its records are read from the part received", page.url)
@@ -99,33 +100,40 @@ async def extract_records(stream):
                         await send("changes.detected", item)
                     if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(
                             read.records, new_items, detector.reached_known(read.records, source), overflow):
-                        await _read_on(page, loop)
+                        reading_on = await _read_on(page, loop)
                     metrics.count("records_extracted", "extract_records", len(read.records))
                     metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                     metrics.count("pages_read", "extract_records")
                 if page.reason == "revisit":
-                    sending = held.hold(page, revisit_outcome(page, new_items, records), new_items, records)
-                    if sending.flushed:
-                        log.info("%s: an earlier revisit's outcome is sent without all its items' times", page.url)
-                        metrics.count("outcomes_sent_without_item_times", "extract_records")
-                    await _send_outcomes(sending.outcomes)
-                    for request in sending.requests:
-                        await send("crawl.requests", request)
-                    metrics.count("item_pages_requested", "extract_records", len(sending.requests))
+                    await _send_held(page, held.hold(page, revisit_outcome(page, new_items, records), new_items,
+                                                     records, reading_on))
+                elif page.reason == OVERFLOW_REASON:
+                    await _send_held(page, held.extend(page, new_items, reading_on))
                 crawl.pages_extracted += 1
 
 
-async def _read_on(page: PageFetched, loop) -> None:
-    """A watched list's read found every item new: fetch its next page (agents.overflow)."""
+async def _send_held(page: PageFetched, sending) -> None:
+    if sending.flushed:
+        log.info("%s: an earlier revisit's outcome is sent without all its items' times or pages", page.url)
+        metrics.count("outcomes_sent_without_item_times", "extract_records")
+    await _send_outcomes(sending.outcomes)
+    for request in sending.requests:
+        await send("crawl.requests", request)
+    metrics.count("item_pages_requested", "extract_records", len(sending.requests))
+
+
+async def _read_on(page: PageFetched, loop) -> bool:
+    """A watched list's read found every item new: fetch its next page (agents.overflow); whether it is fetched."""
     url = await loop.run_in_executor(None, next_page_url, page, settings.pagination_model)
-    request = next_page_request(page, url, settings.pagination_max_pages) if url else None
+    request = next_page_request(page, url, settings.overflow_max_pages) if url else None
     if request is None:
         log.info("%s: every item new, and %s", page.url, "no next page shown" if not url else "its pages all read")
         metrics.count("overflows_unfollowed", "extract_records", reason="no next page" if not url else "budget")
-        return
+        return False
     log.info("%s: every item new; reading on at %s", page.url, url)
     metrics.count("overflows_followed", "extract_records")
     await send("crawl.requests", request)
+    return True
 
 
 async def _read_item_time(page: PageFetched, held: HeldOutcomes, loop) -> None:

@@ -8,8 +8,15 @@ the scheduler once every one of them is in, read or failed, with the times they 
 (models.records.item_time). Nothing waits on a fetch that never answers: the source's next revisit sends a
 held outcome as it is first, so outcomes reach the scheduler in order whatever becomes of the item pages.
 
-In the worker the mapping (source page → its held outcome and the item pages it waits for, and whether its
-listed items were timed) is a Faust table in the site's partition.
+A revisit that reads on past the list's first page (agents.overflow) is held too, until its last page is read:
+the items pushed onto the next pages are the revisit's new items as much as the first page's, and a scheduler
+told of the first page's alone learns that a busy list (dozens of items a day, five a page) changes rarely,
+and comes back too late for its own read-on to reach them all. Its next pages' new items join the outcome
+(`extend`), their item pages timed alike, up to NEW_ITEMS a revisit.
+
+In the worker the mapping (source page → its held outcome, the item pages it waits for, the tick of a revisit
+whose next pages are still being read, and whether its listed items were timed) is a Faust table in the
+site's partition.
 """
 
 from __future__ import annotations
@@ -69,9 +76,10 @@ class HeldOutcomes:
         self.table = table
 
     def hold(self, page: PageFetched, outcome: RevisitOutcome, new_items: Sequence[ItemDiscovered],
-             records: Sequence[RecordExtracted]) -> Held:
-        """The outcome of a revisit read of `page`: sent at once when none of its items needs a time, else held
-        with requests for the item pages; an outcome the source still held is sent first."""
+             records: Sequence[RecordExtracted], reading_on: bool = False) -> Held:
+        """The outcome of a revisit read of `page`: sent at once when none of its items needs a time and its
+        list's next page is not `reading_on`, else held (with requests for the item pages); an outcome the source
+        still held is sent first."""
         entry = dict(self.table.get(outcome.page_url) or {"timed": False, "outcome": None, "waiting": []})
         held = Held()
         if entry["outcome"] is not None:
@@ -79,8 +87,8 @@ class HeldOutcomes:
             held.flushed = True
         wanted = items_to_time(page, new_items, records, first=not entry["timed"]) if outcome.read else []
         entry["timed"] = entry["timed"] or bool(records)
-        entry["outcome"], entry["waiting"] = None, []
-        if wanted:
+        entry["outcome"], entry["waiting"], entry["reading_on"] = None, [], None
+        if wanted or reading_on:
             positions = {url: [] for url in wanted}
             for name, items in (("published", new_items), ("listed", records)):
                 for index, item in enumerate(items):
@@ -88,11 +96,42 @@ class HeldOutcomes:
                         positions[item.item_url].append((name, index))
             entry["outcome"], entry["waiting"] = outcome.model_dump(mode="json"), [
                 [url, spots] for url, spots in positions.items()]
-            held.requests = [CrawlRequest(
-                event_id=derived_event_id(outcome.event_id, "item-time", url), site=page.site, url=url,
-                crawl_id=page.crawl_id, depth=0, max_depth=0, max_pages=1, reason=ITEM_TIME_REASON,
-                source_url=outcome.page_url, tick_at=page.tick_at, referrer=page.final_url) for url in wanted]
+            entry["reading_on"] = outcome.tick_at.isoformat() if reading_on else None
+            entry["requested"] = len(wanted)
+            held.requests = _item_time_requests(page, outcome, wanted)
         else:
+            held.outcomes.append(outcome)
+        self.table[outcome.page_url] = entry
+        return held
+
+    def extend(self, page: PageFetched, new_items: Sequence[ItemDiscovered], reading_on: bool) -> Held:
+        """Fold a next page of the list (read on from a held revisit: the same tick) into the revisit's outcome:
+        its new items, their item pages to time; the outcome is sent once the list's last page is read (not
+        `reading_on`) and no item page is out. A page of a revisit whose outcome is gone (a later revisit sent
+        it) changes nothing."""
+        held = Held()
+        entry = dict(self.table.get(page.source_url or "") or {})
+        reading = entry.get("reading_on")
+        if not entry.get("outcome") or not reading or datetime.fromisoformat(reading) != page.tick_at:
+            return held
+        outcome = RevisitOutcome.model_validate(entry["outcome"])
+        waiting = entry["waiting"]
+        asked = {url for url, _ in waiting}
+        wanted = [url for url in items_to_time(page, new_items, [], first=False)
+                  if url not in asked][:max(0, NEW_ITEMS - entry.get("requested", 0))]
+        entry["requested"] = entry.get("requested", 0) + len(wanted)
+        offset = len(outcome.published)
+        for index, item in enumerate(new_items):
+            if item.item_url in wanted:
+                waiting.append([item.item_url, [("published", offset + index)]])
+        outcome = outcome.model_copy(update={"new_items": outcome.new_items + len(new_items),
+                                             "published": [*outcome.published, *(item.date for item in new_items)]})
+        held.requests = _item_time_requests(page, outcome, wanted)
+        entry["reading_on"] = entry["reading_on"] if reading_on else None
+        if waiting or reading_on:
+            entry["outcome"], entry["waiting"] = outcome.model_dump(mode="json"), waiting
+        else:
+            entry["outcome"], entry["waiting"] = None, []
             held.outcomes.append(outcome)
         self.table[outcome.page_url] = entry
         return held
@@ -109,7 +148,7 @@ class HeldOutcomes:
 
     def resolve(self, page: PageFetched, moment: datetime | None) -> RevisitOutcome | None:
         """Fold an item page's time (None: it gave none, or its fetch failed) into its source's held outcome;
-        the outcome, once no item page is still out."""
+        the outcome, once no item page is still out and the list's next pages are read."""
         entry = dict(self.table.get(page.source_url or "") or {})
         if not entry.get("outcome"):
             return None
@@ -121,6 +160,17 @@ class HeldOutcomes:
             elif moment is not None:
                 for name, index in spots:
                     getattr(outcome, name)[index] = moment
-        entry["outcome"], entry["waiting"] = (None, []) if not waiting else (outcome.model_dump(mode="json"), waiting)
+        if waiting or entry.get("reading_on"):
+            entry["outcome"], entry["waiting"] = outcome.model_dump(mode="json"), waiting
+            self.table[outcome.page_url] = entry
+            return None
+        entry["outcome"], entry["waiting"] = None, []
         self.table[outcome.page_url] = entry
-        return None if waiting else outcome
+        return outcome
+
+
+def _item_time_requests(page: PageFetched, outcome: RevisitOutcome, urls: Sequence[str]) -> list[CrawlRequest]:
+    return [CrawlRequest(
+        event_id=derived_event_id(outcome.event_id, "item-time", url), site=page.site, url=url,
+        crawl_id=page.crawl_id, depth=0, max_depth=0, max_pages=1, reason=ITEM_TIME_REASON,
+        source_url=outcome.page_url, tick_at=page.tick_at, referrer=page.final_url) for url in urls]

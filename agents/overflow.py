@@ -9,8 +9,8 @@ pagination tagged (as stage `tag_pagination` tags it, a "Load more" link the tag
 its URL) and the list's next page fetched (reason
 OVERFLOW_REASON, through the fetch stage and its politeness), read with the list's template; on it the items
 before the first one known before the revisit are the pushed-off new ones (ChangeDetector), and while the
-pages meet no such item the next page follows — up to the list's page budget (settings.pagination_max_pages,
-the first page included).
+pages meet no such item the next page follows — up to the read-on's page budget (settings.overflow_max_pages,
+the first page included: a burst, not the list's archive, so larger than a first read's).
 """
 
 from __future__ import annotations

@@ -119,6 +119,11 @@ class Settings(BaseSettings):
     pagination_model: Path | None = None
     # Pages of one paginated list followed per source page (the source page included).
     pagination_max_pages: int = 10
+    # Pages one revisit reads of a watched list whose items were all new (agents.overflow; the first page
+    # included). Not the list's archive depth above: these pages hold items published since the last read, and
+    # the read stops at the first item known before it, so this bounds only a burst larger than it (or a list
+    # whose order is misread as all new).
+    overflow_max_pages: int = 30
     laser_dir: Path | None = None
 
     # Discovery. Empty paths mean the agent and classifier shipped in the package; an empty threshold, the

@@ -115,7 +115,11 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     def simulated(real: datetime) -> datetime:
         return origin_sim + timedelta(seconds=(_aware(real).timestamp() - origin_wall) * speed)
 
-    _, fetch_rows = read_clickhouse(settings, "SELECT url, fetched_at FROM fetches WHERE status IN (200, 304) "
+    # A read's moment is its request's start: the server wrote the page at some moment of the fetch (40 ms is
+    # half a simulated minute at 720×), so an item published before the start was on it, one published during
+    # it perhaps not. The row's time is the fetch's end.
+    _, fetch_rows = read_clickhouse(settings, "SELECT url, fetched_at, fetched_at - toIntervalMillisecond("
+                                              "toUInt64(fetch_ms)) FROM fetches WHERE status IN (200, 304) "
                                               "ORDER BY fetched_at")
     # A fetch counts as a read once its records were read: the processing workers stop at the window's end,
     # and a page they fetched in its last seconds may wait in Kafka, its records unread — lateness, not a list
@@ -125,9 +129,11 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     # A fetch row is timed when its message was made, a moment after the fetch ended (the records' sight).
     records_read_until = {page: _aware(at) + FETCH_ROW_SLACK for page, at in read_rows}
     fetched: dict[str, list[datetime]] = defaultdict(list)
-    for url, at in fetch_rows:
+    started: dict[str, list[datetime]] = defaultdict(list)
+    for url, at, start in fetch_rows:
         if url not in records_read_until or _aware(at) <= records_read_until[url]:
             fetched[url].append(_aware(at))
+            started[url].append(_aware(start))
     # Per source page: an item may be read on a later page of its list (agents.overflow). An item without a
     # link (a list read wrongly: dates alone) is known by its title.
     _, change_rows = read_clickhouse(settings, "SELECT source_url, if(item_url = '', concat('title:', title), "
@@ -161,8 +167,10 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                 published += unread
                 missed[f"page withdrawn: {withdrawn[page]}" if page in withdrawn else "page never read"] += unread
                 continue
+            # Published in the window: after the first read's fetch ended (one published during it may have been
+            # on the page, seeded as old). Its next read: the first whose fetch began after its publication.
             first_read = simulated(reads[0])
-            reads_sim = [simulated(read) for read in reads]
+            reads_sim = [simulated(read) for read in started[page]]
             items = sorted(source["items"], key=lambda item: item["published_at"])
             times = [datetime.fromisoformat(item["published_at"]) for item in items]
             for index, (item, at) in enumerate(zip(items, times, strict=True)):
@@ -192,7 +200,8 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                     examples[reason].append({"page": page, "item": item["url"], "published": at.isoformat(),
                                              "next_read": next_read.isoformat() if next_read else None})
     duplicates = sum(count > 1 for count, _, _ in changes.values())
-    not_new = _not_new(truth, changes, {page: simulated(reads[0]) for page, reads in fetched.items() if reads})
+    # A row is no new item when the item was published before its page's first fetch began.
+    not_new = _not_new(truth, changes, {page: simulated(reads[0]) for page, reads in started.items() if reads})
     lost = sum(last_tick.get(page, origin_sim) < lost_before for page in pages if page not in withdrawn)
     return {"published": published, "in_changes": in_changes, "duplicates": duplicates,
             "not_new": dict(not_new), "not_new_examples": {reason: examples[:5] for reason, examples in

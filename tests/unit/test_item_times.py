@@ -2,9 +2,9 @@
 
 from datetime import UTC, datetime
 
-from agents.item_times import FIRST_READ_ITEMS, HeldOutcomes
+from agents.item_times import FIRST_READ_ITEMS, NEW_ITEMS, HeldOutcomes
 from agents.records import revisit_outcome
-from schemas.crawl import ITEM_TIME_REASON, FetchErrorKind, PageFetched
+from schemas.crawl import ITEM_TIME_REASON, OVERFLOW_REASON, FetchErrorKind, PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted
 
 SOURCE = "https://club.example.org/news/"
@@ -81,3 +81,51 @@ def test_an_outcome_still_waiting_is_sent_first_when_the_next_revisit_comes():
     nothing_new = held.hold(_revisit(), revisit_outcome(_revisit(), [], records), [], records)
     assert nothing_new.flushed and len(nothing_new.outcomes) == 2 and nothing_new.requests == []
     assert held.resolve(_item_page(waiting.requests[0].url), DAY.replace(hour=3)) is None  # too late: sent already
+
+
+def _next_page(offset: int, tick: datetime = TICK) -> PageFetched:
+    url = f"{SOURCE}?offset={offset}"
+    return PageFetched(site="example.org", crawl_id="revisit-1", url=url, final_url=url, reason=OVERFLOW_REASON,
+                       status=200, content_type="text/html", body="<html></html>", source_url=SOURCE, tick_at=tick,
+                       depth=offset // 5)
+
+
+def test_a_revisit_that_reads_on_is_sent_once_its_last_page_is_read_with_every_page_new_items():
+    held = HeldOutcomes({})
+    timed = [_record(n, DAY.replace(hour=n + 1)) for n in range(5)]
+    held.hold(_revisit(), revisit_outcome(_revisit(), [], timed), [], timed)  # the first read: timed, sent
+    first_page = [_record(n, DAY.replace(hour=20, minute=n)) for n in range(20, 25)]
+    new = [_new(record) for record in first_page]
+    sending = held.hold(_revisit(), revisit_outcome(_revisit(), new, first_page), new, first_page, reading_on=True)
+    assert sending.outcomes == [] and sending.requests == []  # timed items, but its next page is being read
+    second = [_new(_record(n, DAY)) for n in range(15, 20)]  # dated by day alone: their pages tell the hour
+    sending = held.extend(_next_page(5), second, reading_on=True)
+    assert sending.outcomes == [] and [r.url for r in sending.requests] == [item.item_url for item in second]
+    third = [_new(_record(n, DAY.replace(hour=12))) for n in range(12, 15)]
+    sending = held.extend(_next_page(10), third, reading_on=False)  # it met a known item: the list's last page
+    assert sending.outcomes == [] and sending.requests == []  # still waiting for the second page's item pages
+    outcome = None
+    for index, item in enumerate(second):
+        outcome = held.resolve(_item_page(item.item_url), DAY.replace(hour=15, minute=index))
+        assert (outcome is None) == (index < len(second) - 1)
+    assert outcome.new_items == 13
+    assert outcome.published == ([item.date for item in new] + [DAY.replace(hour=15, minute=i) for i in range(5)]
+                                 + [DAY.replace(hour=12)] * 3)
+
+
+def test_a_next_page_of_a_revisit_already_sent_changes_nothing_and_item_pages_are_capped():
+    held = HeldOutcomes({})
+    timed = [_record(n, DAY.replace(hour=n + 1)) for n in range(5)]
+    held.hold(_revisit(), revisit_outcome(_revisit(), [], timed), [], timed)
+    first_page = [_record(n, DAY) for n in range(100, 105)]
+    new = [_new(record) for record in first_page]
+    sending = held.hold(_revisit(), revisit_outcome(_revisit(), new, first_page), new, first_page, reading_on=True)
+    assert len(sending.requests) == 5
+    many = [_new(_record(n, DAY)) for n in range(200, 240)]
+    sending = held.extend(_next_page(5), many, reading_on=True)
+    assert len(sending.requests) == NEW_ITEMS - 5  # a burst of hundreds is one busy tick: NEW_ITEMS pages a revisit
+    later = TICK.replace(hour=18)
+    flushed = held.hold(_revisit(), revisit_outcome(_revisit(), [], first_page), [], first_page)
+    assert flushed.flushed and flushed.outcomes[0].new_items == 45
+    assert held.extend(_next_page(10), [_new(_record(300, DAY))], reading_on=False).outcomes == []
+    assert held.extend(_next_page(10, later), [], reading_on=False).outcomes == []  # no revisit of that tick held
