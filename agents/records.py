@@ -159,7 +159,8 @@ class ChangeDetector:
         read before (one the first read did not reach) seeds too: its items are unknown, not new. An
         `overflow` read (agents.overflow: the list's next page, read because the page before it was all new)
         reports the items before the first one known before the list's latest first-page read — pushed off
-        the page before — and seeds the rest, older items that page never showed; an item that read itself
+        the page before — and those between two such items (inserted below the first page), and seeds the
+        rest, older items that page never showed; an item that read itself
         first saw (the list moved on between the two fetches) marks nothing. A list chosen anew that holds an
         item the source already knows is the list read before in part (a young list whose first read took two
         of its items for another structure, read whole once it grew): it is read as an overflow is, not
@@ -174,19 +175,25 @@ class ChangeDetector:
             page = f"{source}\x00page\x00{_digest(records[0].page_url)}"
             seeding |= page not in self.known and not overflow
             self.known[page] = _ms(records[0].seen_at)
-        found = []
+        found: list[ItemDiscovered] = []
+        # On an overflow page, the unknown items met after an item known before this read, until the next such
+        # item: listings run newest first, so what follows a known item is older — seeded — unless another
+        # known item follows it too: an item between two the list showed before was inserted there (an events
+        # list ordered by date: a new event dated between two listed ones), below the first page.
+        between: list[ItemDiscovered] | None = None
         for record, (key, whole) in zip(records, keys):
             if key in self.known or whole in self.known:
                 self.known[key] = self.known.get(key) or self.known[whole]
-                # Listings run newest first: what follows an item known before this read is older. An item
-                # first seen by this read of the list's first page (or a next page of it) is no such mark:
+                # An item first seen by this read of the list's first page (or a next page of it) is no mark:
                 # the list moved on between the two fetches, and what follows it is new too.
-                seeding |= overflow and self._known_before_read(source, key)
+                if overflow and self._known_before_read(source, key):
+                    found.extend(between or [])
+                    between = []
                 continue
             self.known[key] = _ms(record.seen_at)
             if seeding:
                 continue
-            found.append(ItemDiscovered(
+            (found if between is None else between).append(ItemDiscovered(
                 event_id=derived_event_id(record.event_id, "new"), site=record.site, crawl_id=record.crawl_id,
                 depth=record.depth, max_depth=record.max_depth, max_pages=record.max_pages, source_url=source,
                 page_url=record.page_url, item_url=record.item_url, title=record.title, date=record.date,

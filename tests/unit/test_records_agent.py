@@ -200,3 +200,17 @@ def test_an_overflow_read_reports_the_items_pushed_off_the_first_page_and_seeds_
     # The older item is known now: a later read of page two reports nothing.
     again = read_records(_page([5, 4, 3, 2, 0], "crawl-3", SOURCE + "?page=2", reason="overflow"))
     assert detector.new_items(again.records, SOURCE, "crawl-3", overflow=True) == []
+
+
+def test_an_overflow_read_reports_an_item_inserted_between_two_known_ones_below_the_first_page():
+    detector = ChangeDetector({}, {})
+    detector.new_items(read_records(_page([6, 5, 4, 3, 2], "crawl-1")).records, SOURCE, "crawl-1")
+    # A list ordered by date: 9 and 8 are new at the top, and 35 — an event dated between 4 and 3 — was
+    # inserted below the first page; 1 is older than anything read before.
+    first = detector.new_items(read_records(_page([9, 8, 6], "crawl-2", reason="revisit")).records, SOURCE,
+                               "crawl-2")
+    assert [item.item_url for item in first] == ["https://club.example.org/events/9/",
+                                                 "https://club.example.org/events/8/"]
+    page_two = read_records(_page([5, 4, 35, 3, 2, 1], "crawl-2", SOURCE + "?page=2", reason="overflow"))
+    new = detector.new_items(page_two.records, SOURCE, "crawl-2", overflow=True)
+    assert [item.item_url for item in new] == ["https://club.example.org/events/35/"]
