@@ -20,7 +20,7 @@ from datetime import datetime
 
 import faust
 
-from agents.item_times import HeldOutcomes
+from agents.item_times import Held, HeldOutcomes
 from agents.links import is_html
 from agents.overflow import next_page_request, next_page_url, overflowed
 from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_records, revisit_outcome, source_of
@@ -112,7 +112,7 @@ async def extract_records(stream):
                 crawl.pages_extracted += 1
 
 
-async def _send_held(page: PageFetched, sending) -> None:
+async def _send_held(page: PageFetched, sending: Held) -> None:
     if sending.flushed:
         log.info("%s: an earlier revisit's outcome is sent without all its items' times or pages", page.url)
         metrics.count("outcomes_sent_without_item_times", "extract_records")

@@ -116,9 +116,8 @@ class HeldOutcomes:
             return held
         outcome = RevisitOutcome.model_validate(entry["outcome"])
         waiting = entry["waiting"]
-        asked = {url for url, _ in waiting}
-        wanted = [url for url in items_to_time(page, new_items, [], first=False)
-                  if url not in asked][:max(0, NEW_ITEMS - entry.get("requested", 0))]
+        # The detector reports an item new once, so none of these is among the pages already asked for.
+        wanted = items_to_time(page, new_items, [], first=False)[:max(0, NEW_ITEMS - entry.get("requested", 0))]
         entry["requested"] = entry.get("requested", 0) + len(wanted)
         offset = len(outcome.published)
         for index, item in enumerate(new_items):
