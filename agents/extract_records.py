@@ -5,11 +5,11 @@ RECORD_REASONS), and keeps a few of each site's other pages as witnesses of its
 template (SiteWitnesses); a revisit's outcome (read or not, its new items) goes to
 revisit.outcomes for the scheduler — once the pages of its items dated without a time have told theirs
 (HeldOutcomes: they are fetched as crawl.requests, reason "item_time") and the list's next pages it read on to
-have added their new items. Each page is handled as its own
-event, because the stage's
-tables (a list's template, the items each source has listed) write their
-changelog to the partition of the event being processed — the site's; the
-extraction itself runs off the event loop so the worker keeps heartbeating.
+have added their new items. Each page is handled as its own event, because the stage's tables (a list's
+template, the items each source has listed) write their changelog to the partition of the event being
+processed — the site's; the extraction and a pager's tagging run off the event loop so the worker keeps
+heartbeating, and pages of different sites are handled side by side while one site's pages keep their order
+(streams.ordered), so one page's wait does not hold the rest.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from schemas.crawl import ITEM_TIME_REASON, OVERFLOW_REASON, RECORD_REASONS, Pag
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events, kept_if_failed
+from streams.ordered import KeyOrdered
 from streams.topics import send, topic
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,9 @@ _TABLE_OPTIONS = dict(
     partitions=settings.topic_partitions,
     schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"),
 )
+# Pages of this many sites read at once (one site's pages one after the other: streams.ordered): enough that a
+# page waiting for its extraction or its pager's tagging off the event loop does not hold the other sites' pages.
+EXTRACT_IN_FLIGHT = 8
 list_templates = app.Table("records-templates", **_TABLE_OPTIONS)
 known_items = app.Table("records-known-items", **_TABLE_OPTIONS)
 first_crawls = app.Table("records-first-crawls", **_TABLE_OPTIONS)
@@ -60,7 +64,8 @@ async def extract_records(stream):
     witnesses = SiteWitnesses(site_witnesses)
     held = HeldOutcomes(held_outcomes)
     loop = asyncio.get_running_loop()
-    async for event in stream.events():
+
+    async def handle(event) -> None:
         async with kept_if_failed("extract_records", "pages.fetched", [event]):
             for page in await decode_events("pages.fetched", [event]):
                 if page.reason == ITEM_TIME_REASON:
@@ -110,6 +115,13 @@ async def extract_records(stream):
                 elif page.reason == OVERFLOW_REASON:
                     await _send_held(page, held.extend(page, new_items, reading_on))
                 crawl.pages_extracted += 1
+
+    ordered = KeyOrdered("extract_records", stream, handle, EXTRACT_IN_FLIGHT)
+    try:
+        async for event in stream.events():
+            await ordered.submit(event)
+    finally:
+        await ordered.close()
 
 
 async def _send_held(page: PageFetched, sending: Held) -> None:

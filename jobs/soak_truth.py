@@ -21,8 +21,9 @@ the rest is held here against the simulated web's truth, once the groups have dr
   a row that is no item of the page's list, or one from a page that is no source page — with examples;
 - `ticks_decided_twice`: (page, tick) pairs on revisit.decisions more than once (the topic, not the deduplicated
   table);
-- latency of a new item's row: from the fetch that saw it (real seconds), and from its publication (simulated
-  time converted to real seconds at the clock's speed);
+- latency of a new item's row: from the end of the fetch that saw it — the list's first page's, or the next page's
+  a read went on to (real seconds) —, and from its publication (simulated time converted to real seconds at the
+  clock's speed: the read-on's hops included);
 - politeness, measured at the simulated sites' server: requests in flight per site, the shortest gap between
   two, requests before a Retry-After had passed; memory: each process's resident size late in the run over
   early in it.
@@ -98,8 +99,8 @@ def _not_new(truth: dict, changes: dict, first_read: dict[str, datetime]) -> _Ta
     items = {source["url"]: {item["url"]: datetime.fromisoformat(item["published_at"]) for item in source["items"]}
              for site in truth.values() for source in site["source_pages"]}
     tally = _Tally()
-    for (page, item), (_, created, _) in changes.items():
-        example = {"page": page, "item": item, "created": created.isoformat()}
+    for (page, item), (_, seen, _) in changes.items():
+        example = {"page": page, "item": item, "seen": seen.isoformat()}
         if page not in items:
             tally.add("on a page that is no source page", example)
         elif item not in items[page]:
@@ -137,10 +138,12 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     # Per source page: an item may be read on a later page of its list (agents.overflow). An item without a
     # link (a list read wrongly: dates alone) is known by its title.
     _, change_rows = read_clickhouse(settings, "SELECT source_url, if(item_url = '', concat('title:', title), "
-                                               "item_url) AS item, count(), min(created_at), min(ingested_at) "
+                                               "item_url) AS item, count(), min(first_seen), min(ingested_at) "
                                                "FROM changes GROUP BY source_url, item")
-    changes = {(page, item): (count, _aware(created), _aware(ingested))
-               for page, item, count, created, ingested in change_rows}
+    # first_seen: the end of the fetch that saw the item — its list's first page's, or a next page's the read went
+    # on to (agents.overflow).
+    changes = {(page, item): (count, _aware(seen), _aware(ingested))
+               for page, item, count, seen, ingested in change_rows}
     _, decided = read_clickhouse(settings, "SELECT page_url, max(tick_at) FROM revisit_decisions GROUP BY page_url")
     # Finds the revisit stage withdrew (their first read showed no list): not watched on purpose, so not lost.
     _, stops = read_clickhouse(settings, "SELECT url, any(reason) FROM watch_stops WHERE reason != 'requested' "
@@ -180,9 +183,8 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                 row = changes.get((page, item["url"]))
                 if row is not None:
                     in_changes += 1
-                    _, created, ingested = row
-                    saw = max((read for read in reads if read <= created), default=created)
-                    from_fetch.append((ingested - saw).total_seconds())
+                    _, seen, ingested = row
+                    from_fetch.append((ingested - seen).total_seconds())
                     publication_real = origin_wall + (at - origin_sim).total_seconds() / speed
                     from_publication.append(ingested.timestamp() - publication_real)
                     continue

@@ -11,6 +11,7 @@ EncoderUnavailable naming what is missing — never a silent substitute.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cache
@@ -113,29 +114,37 @@ class CachedEncoder:
         self.dim = encoder.dim
         self.capacity = max(1, cache_bytes // (4 * encoder.dim))  # float32 rows
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        # Pages are tagged in several threads at once (the stages run their model work off the event loop), and a
+        # lookup's move to the end must not meet another thread's eviction of the same text.
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._cache)
 
     def clear(self) -> None:
-        self._cache.clear()
+        with self._lock:
+            self._cache.clear()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors: dict[str, np.ndarray] = {}
-        for text in texts:
-            vector = self._cache.get(text)
-            if vector is not None:
-                self._cache.move_to_end(text)
-                vectors[text] = vector
+        with self._lock:
+            for text in texts:
+                vector = self._cache.get(text)
+                if vector is not None:
+                    self._cache.move_to_end(text)
+                    vectors[text] = vector
         missing = [text for text in dict.fromkeys(texts) if text not in vectors]
         if missing:
-            for text, vector in zip(missing, self.encoder.encode(missing)):
-                # A copy: a row of the batch's matrix would keep the whole batch alive while it is cached.
-                vectors[text] = self._cache[text] = np.array(vector, dtype=np.float32)
-            while len(self._cache) > self.capacity:
-                self._cache.popitem(last=False)
+            # Encoded outside the lock: another thread's texts wait only for the cache, not for this encoding.
+            encoded = self.encoder.encode(missing)
+            with self._lock:
+                for text, vector in zip(missing, encoded):
+                    # A copy: a row of the batch's matrix would keep the whole batch alive while it is cached.
+                    vectors[text] = self._cache[text] = np.array(vector, dtype=np.float32)
+                while len(self._cache) > self.capacity:
+                    self._cache.popitem(last=False)
         return np.stack([vectors[text] for text in texts])
 
 
