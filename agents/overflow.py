@@ -15,11 +15,15 @@ the first page included: a burst, not the list's archive, so larger than a first
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
 from agents.pagination import MAX_URL_CHARS, shared_tagger, tag_pages
+from models.pagination.data import clickable_urls
 from models.pagination.tagger import model_name
+from models.web.dom import parse_html
 from schemas.base import derived_event_id
 from schemas.crawl import OVERFLOW_REASON, CrawlRequest, PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted
@@ -35,10 +39,49 @@ def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDisco
     return bool(records) and not reached_known and (bool(new_items) or next_page)
 
 
-def next_page_url(page: PageFetched, tagger_path: Path | None) -> str | None:
-    """The URL of the list's page after `page`: its NEXT link (a "Load more" link the tagger leaves untagged
-    included: agents.pagination.untagged_next_link), else — on a numbered pager without one — the first page
-    link that is neither this page nor the list's first; None when the page shows no other page of its site."""
+class KnownNextPages:
+    """The next page each list page led to when it was last read on, by the page's URL — most recent first,
+    up to `capacity` pages. A watched list overflows again and again in a burst, and its pages' next links
+    stay (`?page=2` after the first page); tagging the whole page again costs the sentence encoder of every
+    new item's title, the most of what a read-on costs the worker. Kept only while the page still links it (a
+    cursor that moves with the list, `?before=<id>`, is tagged anew). Several threads read on at once."""
+
+    def __init__(self, capacity: int = 20_000) -> None:
+        self._capacity = capacity
+        self._next: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, page_url: str) -> str | None:
+        with self._lock:
+            return self._next.get(page_url)
+
+    def remember(self, page_url: str, next_url: str) -> None:
+        with self._lock:
+            self._next[page_url] = next_url
+            self._next.move_to_end(page_url)
+            while len(self._next) > self._capacity:
+                self._next.popitem(last=False)
+
+
+_known_next_pages = KnownNextPages()
+
+
+def next_page_url(page: PageFetched, tagger_path: Path | None,
+                  known: KnownNextPages = _known_next_pages) -> str | None:
+    """The URL of the list's page after `page`: the one it led to when last read on, while it still links it;
+    else its NEXT link (a "Load more" link the tagger leaves untagged included: agents.pagination.untagged_next_link),
+    else — on a numbered pager without one — the first page link that is neither this page nor the list's first;
+    None when the page shows no other page of its site."""
+    last = known.get(page.final_url)
+    if last is not None and last in clickable_urls(parse_html(page.body), page.final_url):
+        return last
+    found = _tagged_next_page_url(page, tagger_path)
+    if found is not None:
+        known.remember(page.final_url, found)
+    return found
+
+
+def _tagged_next_page_url(page: PageFetched, tagger_path: Path | None) -> str | None:
     tags = tag_pages(shared_tagger(tagger_path), model_name(tagger_path), [page])[0]
     behind = {page.url, page.final_url, page.source_url}
     for label in ("NEXT", "PAGE"):

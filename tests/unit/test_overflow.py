@@ -1,6 +1,8 @@
 """Reading past a busy list's first page: when, where to, and how far (agents.overflow)."""
 
-from agents.overflow import next_page_request, next_page_url, overflowed
+import pytest
+
+from agents.overflow import KnownNextPages, next_page_request, next_page_url, overflowed
 from agents.pagination import shared_tagger, tag_pages
 from agents.records import ChangeDetector, read_records
 from schemas.crawl import OVERFLOW_REASON, PageFetched
@@ -66,6 +68,22 @@ def test_the_next_page_is_the_tagged_next_link_within_the_site():
     page = _page(_listing([6, 5, 4], NEXT_PAGER))
     assert next_page_url(page, None) == SOURCE + "?page=2"
     assert next_page_url(_page(_listing([6, 5, 4], "")), None) is None
+
+
+def test_a_page_read_on_again_goes_to_the_next_page_it_led_to_while_it_still_links_it(tmp_path):
+    known = KnownNextPages(capacity=2)
+    first = _page(_listing([6, 5, 4], NEXT_PAGER))
+    assert next_page_url(first, None, known) == SOURCE + "?page=2"  # tagged, and remembered
+    no_model = tmp_path / "absent.pt"  # a read that tags would fail on it
+    assert next_page_url(_page(_listing([9, 8, 7], NEXT_PAGER)), no_model, known) == SOURCE + "?page=2"
+    # The list's pager moved to a cursor: the page no longer links the remembered page, so it is tagged again.
+    cursor = _page(_listing([9, 8, 7], '<a class="next" href="?before=7">Next »</a>'))
+    with pytest.raises(FileNotFoundError):
+        next_page_url(cursor, no_model, known)
+    assert next_page_url(cursor, None, known) == SOURCE + "?before=7"
+    for n in (1, 2):  # the oldest pages are forgotten beyond the capacity
+        known.remember(f"{SOURCE}?x={n}", f"{SOURCE}?x={n + 1}")
+    assert known.get(SOURCE) is None and known.get(f"{SOURCE}?x=2") == f"{SOURCE}?x=3"
 
 
 def test_a_load_more_link_the_tagger_leaves_untagged_is_found_by_its_url():
