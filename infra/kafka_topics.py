@@ -52,6 +52,25 @@ async def ensure_topics(bootstrap: str, prefix: str, default_partitions: int,
         await admin.close()
 
 
+async def delete_topics(bootstrap: str, prefix: str) -> list[str]:
+    """Delete every topic whose name begins with `prefix` — a run's own topics and its tables' changelogs (the
+    app's id begins with the prefix too); the names deleted."""
+    if not prefix:
+        raise ValueError("no topic prefix: refusing to delete every topic of the cluster")
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        names = sorted(name for name in await admin.list_topics() if name.startswith(prefix))
+        if names:
+            response = await admin.delete_topics(names)
+            failed = [(name, code) for name, code, *_ in response.topic_error_codes if code != 0]
+            if failed:
+                raise RuntimeError(f"deleting topics failed (name, Kafka error code): {failed}")
+        return names
+    finally:
+        await admin.close()
+
+
 WORKER_ROLES = ("all", "process", "sink")
 
 

@@ -31,6 +31,9 @@ class Soak(Command):
         parser.add_argument("--discovery-share", type=float, default=0.1, metavar="SHARE",
                             help="the share of sites whose source pages discovery must find from their homepages "
                                  "instead of being seeded into the watch list (default 0.1)")
+        parser.add_argument("--keep-topics", action="store_true",
+                            help="leave the run's topics on the broker (default: deleted once its figures are read; "
+                                 "the figures stay in the run's ClickHouse)")
         parser.add_argument("--run-dir", help="where the run's chDB and worker logs go (default <home>/soak/STAMP)")
         add_json(parser)
 
@@ -50,7 +53,7 @@ class Soak(Command):
         get_settings.cache_clear()
         ensure_local_kafka()
         plan = SoakPlan(args.sites, args.days, args.workers, args.faults, args.speed, args.seed, run_dir,
-                        args.down_seconds, args.discovery_share)
+                        args.down_seconds, args.discovery_share, args.keep_topics)
         try:
             result = run_soak(plan, get_settings(), progress=note)
         except RuntimeError as error:

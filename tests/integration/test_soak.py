@@ -6,9 +6,11 @@ page lost, no site's politeness exceeded (at its server)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
 
 from infra.kafka_broker import LocalKafka, first_free_port
 from infra.settings import Settings
@@ -27,11 +29,14 @@ def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_t
         done = run_cli(["soak", "--sites", "6", "--days", "3", "--speed", "3600", "--workers", "1", "--faults",
                         "--down-seconds", "8", "--discovery-share", "0.34", "--run-dir", str(tmp_path / "run"),
                         "--json"], env, timeout=600)
+        left = asyncio.run(_topics(f"127.0.0.1:{port}"))
     finally:
         LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=port).stop()
     assert done.returncode in (0, 1), done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["watched"] > 0 and result["published"] > 0
+    # The run's own topics are deleted once its figures are read (the figures stay in its ClickHouse).
+    assert result["topics_deleted"] >= 20 and not [name for name in left if name.startswith("soak-")], left
     # Two sites went to discovery instead of the watch list (seed 1: site-0004's news page one click deep, and
     # site-0005 without one): the one source page was found and watched, nothing else was taken for one.
     discovery = result["discovery"]
@@ -55,3 +60,12 @@ def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_t
     # The exit code says whether anything was lost that the soak cannot explain.
     unexplained = result["missed"].get("read after its publication, not found", 0)
     assert done.returncode == (1 if unexplained else 0)
+
+
+async def _topics(bootstrap: str) -> list[str]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        return list(await admin.list_topics())
+    finally:
+        await admin.close()
