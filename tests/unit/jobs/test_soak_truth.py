@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from jobs.soak_truth import _not_new
+from jobs.soak_truth import _not_new, why_missed
 
 START = datetime(2026, 1, 5, tzinfo=UTC)
 PAGE = "http://127.0.0.1:40001/news/"
@@ -31,3 +31,19 @@ def test_rows_of_new_items_are_not_counted_and_every_other_row_is_by_its_reason(
                            "on a page that is no source page": 1}
     assert tally.examples["no item of the page's list"][0]["item"] == "title:Contact us"
     assert tally.examples["published before the page's first read"][0]["published"].startswith("2026-01-04T23")
+
+
+def test_an_item_is_not_found_only_where_even_what_was_published_during_the_read_leaves_it_on_the_first_page():
+    item = START
+    read_start, read_end = START + timedelta(minutes=10), START + timedelta(minutes=10, seconds=15)
+    during = [START + timedelta(minutes=10, seconds=s) for s in (2, 4, 6)]  # published while the page was fetched
+    before = [START + timedelta(minutes=m) for m in (3, 5)]
+    # Two newer items before the fetch began and three during it: with five a page, it may have been pushed off.
+    reason, read = why_missed([item, *before, *during], [read_start], [read_end], START + timedelta(days=1), 5)
+    assert (reason, read) == ("pushed off the first page before the next read", read_start)
+    # Four newer items by the fetch's end: it was on the page, and the read did not find it.
+    reason, _ = why_missed([item, *before, *during[:2]], [read_start], [read_end], START + timedelta(days=1), 5)
+    assert reason == "read after its publication, not found"
+    # Its page's only read came after the window's end: not yet due.
+    assert why_missed([item], [read_start], [read_end], START + timedelta(minutes=5), 5) == (
+        "published after the page's last read", None)
