@@ -14,6 +14,8 @@ class HostGate:
     def __init__(self, concurrency: int) -> None:
         self.slots = asyncio.Semaphore(concurrency)
         self.next_start = 0.0
+        # Until when the server asked for no request (its Retry-After): checked again just before each start.
+        self.retry_at = 0.0
         self.lock = asyncio.Lock()
 
 
@@ -33,7 +35,8 @@ class Politeness:
     def postpone(self, host: str, seconds: float) -> None:
         """Push the host's next start back (a server's Retry-After)."""
         gate = self._gate(host)
-        gate.next_start = max(gate.next_start, time.monotonic() + seconds)
+        gate.retry_at = max(gate.retry_at, time.monotonic() + seconds)
+        gate.next_start = max(gate.next_start, gate.retry_at)
 
     @asynccontextmanager
     async def slot(self, host: str, delay: float | None = None) -> AsyncIterator[None]:
@@ -42,9 +45,14 @@ class Politeness:
         spacing = self.per_host_delay if delay is None else max(delay, self.per_host_delay)
         async with gate.slots:
             async with gate.lock:
-                wait = gate.next_start - time.monotonic()
-                if wait > 0:
+                # Postponed while it slept (a Retry-After for a request in flight): sleep on, and never pull the
+                # next start earlier than a postponement set it.
+                while (wait := gate.next_start - time.monotonic()) > 0:
                     await asyncio.sleep(wait)
-                gate.next_start = time.monotonic() + spacing
+                gate.next_start = max(gate.next_start, time.monotonic() + spacing)
             async with self._global:
+                # A Retry-After that came while this request waited for a global slot holds it too (one such
+                # request reached a site in a 429 storm 0.1-1 s after it was told to wait: the soak with faults).
+                while (wait := gate.retry_at - time.monotonic()) > 0:
+                    await asyncio.sleep(wait)
                 yield
