@@ -170,6 +170,12 @@ def _members(bootstrap: str, prefix: str, role: str) -> list[str]:
     return asyncio.run(group_members(bootstrap, consumer_group(prefix, role)))
 
 
+def _joined(bootstrap: str, prefix: str, processing: int) -> bool:
+    """Whether the sink and every processing worker are members of their groups."""
+    return (_members(bootstrap, prefix, "all").count(worker_client_id("process")) >= processing
+            and bool(_members(bootstrap, prefix, "sink")))
+
+
 def _lags(bootstrap: str, prefix: str) -> dict[str, int] | None:
     """Each group's lag over its topics; None when the broker did not tell in time (an admin request to a
     broker that has just come back can wait for good)."""
@@ -218,8 +224,7 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         progress(f"{plan.sites} simulated sites, {len(pages)} source pages; starting the sink and "
                  f"{plan.workers} processing worker(s)")
         deadline = time.monotonic() + 180
-        while (_members(bootstrap, prefix, "all").count(worker_client_id("process")) < plan.workers
-               or not _members(bootstrap, prefix, "sink")):
+        while not _joined(bootstrap, prefix, plan.workers):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the workers did not join their groups in 180 s (logs in {plan.run_dir})")
             time.sleep(1)
@@ -245,8 +250,10 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         faulty = sorted(truth)[: max(1, round(FAULTY_SHARE * len(truth)))]
         while (elapsed := time.monotonic() - began) < window:
             share = elapsed / window
-            # One process down at a time: a kill waits until the last one killed is back.
-            while pending and pending[0][0] <= share and (pending[0][1].startswith("faults") or not restarts):
+            # One process down at a time: a kill waits until the last one killed is back in its group (a sink
+            # restarted just as the broker stopped failed its bootstrap and exited).
+            while pending and pending[0][0] <= share and (pending[0][1].startswith("faults") or (
+                    not restarts and _joined(bootstrap, prefix, plan.workers))):
                 _, action, name = pending.pop(0)
                 if action == "kill":
                     progress(f"SIGKILL {name} at {share:.0%} of the window; restarted in "
