@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from faust.types import EventT, StreamT
 
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 class _Handling:
     event: EventT
     task: asyncio.Task | None = None
-    finished: bool = field(default=False)
+    finished: bool = False
 
 
 class KeyOrdered:
