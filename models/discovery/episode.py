@@ -164,6 +164,8 @@ class Episode:
     way: list[int] = field(default_factory=list)
     # The URLs clicked, in order.
     clicked: list[str] = field(default_factory=list)
+    # Why it ended so (the policy's stop reason, the budget's clicks…), as the stream reports it.
+    reason: str = ""
 
 
 async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: Fetch,
@@ -205,7 +207,7 @@ async def _fetch(fetch: Fetch, url: str) -> tuple[str, str, str | None, list[Anc
 
 def _result(state: EpisodeState, negative: bool) -> Episode:
     episode = Episode(state.site, negative, clicks=state.clicks, reached=list(state.found), end=state.end or "budget",
-                      clicked=list(state.clicked))
+                      clicked=list(state.clicked), reason=state.reason)
     if state.found and state.clicked:
         episode.way = _way(len(state.clicked) - 1, state.clicked, state.found_on)
     return episode

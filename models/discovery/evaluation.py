@@ -42,6 +42,9 @@ LEARNING = ("rl", "qlearning")
 FINETUNED = "rl_finetuned"
 # Figure 6: the agent clicking a fixed number of times, beside its adaptive threshold.
 FIXED_STEPS = 3
+# What a source page given up may cost, in wasted clicks: the stop points the evaluation reports beside the
+# agent's own (the stopping model's threshold is 1 / (1 + cost)).
+MISS_COSTS = (1.0, 2.0, 4.0, 8.0, 16.0)
 
 
 class NoSites(ValueError):
@@ -115,6 +118,24 @@ def _fixed_steps(runs: list[tuple[Episode, list[float]]]) -> dict:
     return result
 
 
+def stopped_at(episode: Episode, chances: list[float], threshold: float) -> Episode:
+    """An episode played without stopping, ended where a stopping model giving P(reachable) `chances` at its
+    choices would have stopped it at `threshold`: the agent's choices do not depend on the stop, only whether
+    it comes, so the same run answers every threshold."""
+    stop = next((index for index, chance in enumerate(chances) if chance < threshold), None)
+    if stop is None:
+        return episode
+    return Episode(episode.site, episode.negative, stop, [], "stop", clicked=episode.clicked[:stop])
+
+
+def _by_miss_cost(runs: list[tuple[Episode, list[float]]]) -> dict:
+    """The learned stop's figures at each miss cost of MISS_COSTS, from (episode without stopping, P at its
+    choices) pairs."""
+    return {f"{cost:g}": {key: value for key, value in figures(
+        [stopped_at(episode, chances, 1 / (1 + cost)) for episode, chances in runs]).items() if key != "ends"}
+        for cost in MISS_COSTS}
+
+
 @dataclass(frozen=True)
 class Finetuning:
     """Fine-tuning after pre-training (Eq. 4): on `sites` sites of the simulated web of `seed`, its truth unread,
@@ -152,6 +173,8 @@ class _AgentRun:
     learned_episodes: dict[str, Episode] = field(default_factory=dict)
     # (P(reachable), reachable) of the stopping model at the test sites' choices, every fold.
     stop_calibration: list = field(default_factory=list)
+    # (the test site's episode without stopping, the stopping model's P(reachable) at each of its choices).
+    unstopped: list = field(default_factory=list)
 
     def report(self, sites: list) -> dict:
         judged = {e.site: e for e in self.judged}
@@ -162,9 +185,13 @@ class _AgentRun:
         return {"episodes": [self.episodes[site.name] for site in sites],
                 "fixed_steps": _fixed_steps(self.fixed_steps), "eta": self.eta, **beside,
                 "learning_curve": _mean_curve(self.learning_curve),
-                "judged_by_classifier": figures([judged[site.name] for site in sites])} | (
+                "judged_by_classifier": figures([judged[site.name] for site in sites]),
+                "judged_episodes": [{"site": e.site, "clicks": e.clicks, "reached": e.reached, "end": e.end,
+                                     "false_find": e.false_find, "clicked": e.clicked, "reason": e.reason}
+                                    for e in (judged[site.name] for site in sites)]} | (
             {"finetuning_curve": _mean_finetuning(self.finetuning_curve)} if self.finetuning_curve else {}) | (
-            {"stopping_calibration": reliability(self.stop_calibration)} if self.stop_calibration else {})
+            {"stopping_calibration": reliability(self.stop_calibration)} if self.stop_calibration else {}) | (
+            {"learned_stop_by_miss_cost": _by_miss_cost(self.unstopped)} if self.unstopped else {})
 
 
 async def _test(policy: DiscoveryPolicy, test: list, sites: list, homepages: dict[str, str], fetch: Fetch,
@@ -183,9 +210,11 @@ async def _test_agent(agent: RLCrawler, test: list, sites: list, homepages: dict
         agent.eta = eta
     own = agent.stopper
     if stopper is not None:
-        run.stop_calibration += await _stopping_pairs(agent, stopper, test, homepages, fetch, max_steps)
+        await _unstopped(agent, stopper, test, homepages, fetch, max_steps, run)
         agent.stopper = stopper
         await _test(agent, test, sites, homepages, fetch, max_steps, run.learned_episodes)
+    elif own is not None:  # a saved agent with its own stopping model: its stop points, as the folds' are
+        await _unstopped(agent, own, test, homepages, fetch, max_steps, run)
     # As the stream runs it: the learned stop where there is one, and the classifier deciding where an episode ends.
     run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
     agent.stopper = own
@@ -194,13 +223,16 @@ async def _test_agent(agent: RLCrawler, test: list, sites: list, homepages: dict
     await _test(agent, test, sites, homepages, fetch, max_steps, run.episodes)
 
 
-async def _stopping_pairs(agent: RLCrawler, stopper: StoppingModel, test: list, homepages: dict[str, str],
-                          fetch: Fetch, max_steps: int) -> list[tuple[float, bool]]:
-    """(the stopping model's P(reachable), whether it was) at every choice of the test sites' episodes played
-    without stopping — labelled as its training choices are, on sites it never saw."""
+async def _unstopped(agent: RLCrawler, stopper: StoppingModel, test: list, homepages: dict[str, str],
+                     fetch: Fetch, max_steps: int, run: _AgentRun) -> None:
+    """The test sites' episodes played without stopping: (the stopping model's P(reachable), whether it was) at
+    every choice — labelled as its training choices are, on sites it never saw — and each episode with its
+    choices' P, for the stop points of other miss costs."""
     states: list[list[list[float]]] = []
     runs = await greedy_episodes(agent, test, homepages, fetch, max_steps, states)
-    return [(stopper.reachable(state), label) for state, label in stopping_samples(runs, states)]
+    run.stop_calibration += [(stopper.reachable(state), label) for state, label in stopping_samples(runs, states)]
+    run.unstopped += [(episode, [stopper.reachable(state) for state in episode_states])
+                      for (episode, _), episode_states in zip(runs, states, strict=True)]
 
 
 async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, policies: list[str], max_steps: int,

@@ -176,6 +176,10 @@ class EvalDiscovery(Command):
             if "stopping_calibration" in f:
                 calibration = f["stopping_calibration"]
                 print(f"    stopping model on {calibration['choices']} held-out choices: Brier {calibration['brier']}")
+            for cost, stopped in f.get("learned_stop_by_miss_cost", {}).items():
+                print(f"    the stopping model, a miss costing {cost} clicks: precision {stopped['precision']}, recall "
+                      f"{stopped['recall']}, unit cost {stopped['unit_cost']}, clicks on sites without one "
+                      f"{stopped['clicks_on_negative_sites']}")
         return 0
 
 

@@ -91,3 +91,22 @@ def test_eval_discovery_plots_the_stopping_model_s_reliability(tmp_path):
     # No stopping model fitted (held-out runs): no reliability diagram.
     del agent["stopping_calibration"]
     assert [path.name for path in plot_discovery({"rl": agent}, tmp_path / "held")] == ["held-stopping.png"]
+
+
+def test_an_episode_played_without_stopping_ends_where_the_threshold_would_have_stopped_it():
+    from models.discovery.episode import Episode
+    from models.discovery.evaluation import _by_miss_cost, stopped_at
+
+    found = Episode("a.org", False, 2, ["http://a.org/events/"], "found", clicked=["/news/", "/events/"])
+    # P(reachable) before the first click 0.4, before the second 0.2.
+    assert stopped_at(found, [0.4, 0.2], 0.1) is found
+    assert stopped_at(found, [0.4, 0.2], 0.3) == Episode("a.org", False, 1, [], "stop", clicked=["/news/"])
+    assert stopped_at(found, [0.4, 0.2], 0.5) == Episode("a.org", False, 0, [], "stop", clicked=[])
+    nothing = Episode("b.org", True, 3, [], "budget", clicked=["/1", "/2", "/3"])
+    figures = _by_miss_cost([(found, [0.4, 0.2]), (nothing, [0.25, 0.5, 0.5])])
+    # A miss costing 1 click stops below 0.5 (both at once); 2 below 1/3 (the found one at its second choice, the
+    # other at once); 4 below 0.2 (neither).
+    assert figures["1"]["recall"] == 0.0 and figures["1"]["clicks_on_negative_sites"] == 0.0
+    assert figures["2"]["recall"] == 0.0 and figures["2"]["clicks_on_negative_sites"] == 0.0
+    assert figures["4"]["recall"] == 1.0 and figures["4"]["clicks_on_negative_sites"] == 3.0
+    assert figures["4"]["unit_cost"] == 2.0
