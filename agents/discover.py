@@ -48,8 +48,11 @@ def model_files() -> dict[str, Path]:
 def models() -> tuple[RLCrawler, SourcePageClassifier, str]:
     files = model_files()
     agent = RLCrawler.load(files["discovery agent"])
+    if agent.stopper is not None:
+        agent.stopper = agent.stopper.at_miss_cost(settings.discovery_miss_cost)
     classifier = SourcePageClassifier.load(files["source-page classifier"])
-    policy = (f"rl {'learned stop' if agent.stopper else f'η={agent.eta:.3f}'} on {len(agent.trained_on)} sites"
+    stop = f"learned stop below {agent.stopper.threshold:.3f}" if agent.stopper else f"η={agent.eta:.3f}"
+    policy = (f"rl {stop} on {len(agent.trained_on)} sites"
               + (f" + {len(agent.finetuned_on)} fine-tuning" if agent.finetuned_on else "")
               + f"; classifier on {len(classifier.trained_on)}")
     log.info("discovery: %s", policy)

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -132,6 +132,10 @@ class Settings(BaseSettings):
     source_classifier: Path | None = None
     source_threshold: float | None = None
     discovery_max_clicks: int = 10
+    # What a source page given up costs, in wasted clicks, where the agent stops by its learned stopping model
+    # (it stops where P(reachable) < 1 / (1 + cost)); empty: the cost it was fitted with (2). `eval discovery`
+    # reports each cost's precision, recall and clicks on sites without a source page.
+    discovery_miss_cost: float | None = Field(default=None, gt=0)
     # Domain discovery's local full-text index of every fetched page (SQLite FTS5; written by the worker that
     # owns the sink). Off by default: re-reading and indexing every page costs the pipeline ~40 % of its crawl
     # throughput on 2 cores; turn it on (SOURCEWATCH_PAGE_INDEX_ENABLED=true) for `sourcewatch expand`.

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from models.discovery.policies import Candidate, keyword_score
 
 FEATURES = ("best", "second", "gap", "best_hit", "frontier", "clicks", "keyword_best", "keyword_of_best")
-# What a source page given up costs, in wasted clicks (settings.discovery_miss_cost overrides).
+# What a source page given up costs, in wasted clicks (the stream's settings.discovery_miss_cost overrides it:
+# StoppingModel.at_miss_cost).
 MISS_COST = 2.0
 # Keyword scores above this say no more (a menu label and its path both hit).
 KEYWORD_CAP = 4
@@ -49,6 +50,10 @@ class StoppingModel:
     @property
     def threshold(self) -> float:
         return 1 / (1 + self.miss_cost)
+
+    def at_miss_cost(self, miss_cost: float | None) -> StoppingModel:
+        """The same model stopping at another cost's point (its P(reachable) does not depend on the cost)."""
+        return self if miss_cost is None else replace(self, miss_cost=miss_cost)
 
     def reachable(self, features: Sequence[float]) -> float:
         z = (np.asarray(features) - np.asarray(self.mean)) / np.asarray(self.scale)

@@ -38,6 +38,9 @@ def test_the_fitted_model_goes_on_where_sources_were_reachable_and_stops_at_its_
     reason = model.stop_reason([0.05, 0.1, -0.05, 0.5, 2.0, 1.0, 0.0, 0.0])
     assert reason is not None and reason.startswith("a source page reachable: ")
     assert StoppingModel.from_dict(model.to_dict()) == model
+    # A dearer miss (the stream's setting) stops lower on the same probabilities.
+    dearer = model.at_miss_cost(7.0)
+    assert dearer.threshold == 0.125 and dearer.weights == model.weights and model.at_miss_cost(None) is model
     assert fit_stopping([(sample, False) for sample, _ in samples]) is None  # one class: nothing to learn
 
 
