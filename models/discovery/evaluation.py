@@ -25,7 +25,7 @@ from models.discovery.judged import FoldClassifiers, judged_episodes
 from models.discovery.policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery.qlearning import QLearningCrawler
 from models.discovery.sites import served, simulated_web
-from models.discovery.stopping import StoppingModel, reliability
+from models.discovery.stopping import StoppingModel, reliability, stop_threshold
 from models.discovery.training import (
     PretrainConfig,
     greedy_episodes,
@@ -43,7 +43,7 @@ FINETUNED = "rl_finetuned"
 # Figure 6: the agent clicking a fixed number of times, beside its adaptive threshold.
 FIXED_STEPS = 3
 # What a source page given up may cost, in wasted clicks: the stop points the evaluation reports beside the
-# agent's own (the stopping model's threshold is 1 / (1 + cost)).
+# agent's own (models.discovery.stopping.stop_threshold).
 MISS_COSTS = (1.0, 2.0, 4.0, 8.0, 16.0)
 
 
@@ -132,7 +132,7 @@ def _by_miss_cost(runs: list[tuple[Episode, list[float]]]) -> dict:
     """The learned stop's figures at each miss cost of MISS_COSTS, from (episode without stopping, P at its
     choices) pairs."""
     return {f"{cost:g}": {key: value for key, value in figures(
-        [stopped_at(episode, chances, 1 / (1 + cost)) for episode, chances in runs]).items() if key != "ends"}
+        [stopped_at(episode, chances, stop_threshold(cost)) for episode, chances in runs]).items() if key != "ends"}
         for cost in MISS_COSTS}
 
 

@@ -39,6 +39,12 @@ def stop_features(way: np.ndarray, hit: np.ndarray, frontier: Sequence[Candidate
             max(keywords), keywords[int(order[0])]]
 
 
+def stop_threshold(miss_cost: float) -> float:
+    """The P(reachable) below which stopping costs less than going on, a source page given up costing
+    `miss_cost` wasted clicks."""
+    return 1 / (1 + miss_cost)
+
+
 @dataclass(frozen=True)
 class StoppingModel:
     mean: tuple[float, ...]
@@ -49,7 +55,7 @@ class StoppingModel:
 
     @property
     def threshold(self) -> float:
-        return 1 / (1 + self.miss_cost)
+        return stop_threshold(self.miss_cost)
 
     def at_miss_cost(self, miss_cost: float | None) -> StoppingModel:
         """The same model stopping at another cost's point (its P(reachable) does not depend on the cost)."""
