@@ -33,6 +33,7 @@ from infra.kafka_broker import bootstrap_address, first_free_port
 from infra.kafka_topics import TopicDeclaration, consumer_group, ensure_topics, group_members, worker_client_id
 from infra.sql_owner import chdb_owner, release_chdb
 from streams.broker_outage import PROBE_SECONDS, BrokerOutage
+from streams.gpu_libraries import release_gpu_code
 from streams.heap import freeze_loaded
 from streams.threads import threads_for_reading
 
@@ -133,6 +134,9 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
         raise SystemExit(f"error: the embedded ClickHouse ({settings.clickhouse_dsn}) is held by worker process "
                          f"{owner['pid']}: stop it, start this one as --role process beside it, or point "
                          "SOURCEWATCH_CLICKHOUSE_DSN at a ClickHouse server to run several sinks")
+    if role != "sink":
+        # Before the stages import torch for their models, so its GPU libraries never add to the peak.
+        release_gpu_code()
     load_agents(role)
     if web_routes is not None:
         app.add_web_routes(web_routes)
