@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import SplitResult, parse_qsl, urljoin, urlsplit, urlunsplit
@@ -41,38 +42,47 @@ HEURISTICS = PAPER_HEURISTICS + EXTRA_HEURISTICS
 FEATURE_GROUPS = ("parent", "classes", "query", "text", "heuristics")
 
 
+# N-gram hashes, 4 bytes each (CRC-32 values): the caches below hold hundreds of thousands of rows of them, which
+# as tuples of Python ints took ~40 bytes a hash — ~2.5 KB for a node text's 64 — and filled a worker that
+# reads thousands of sites' pages with hundreds of MB.
+Hashes = array
+HASH_TYPE = "I"
+if array(HASH_TYPE).itemsize != 4:  # read back as numpy's uint32 (models.pagination.tagger)
+    raise ImportError(f"array type {HASH_TYPE!r} is not 4 bytes on this platform")
+
+
 @dataclass(frozen=True)
 class NodeFeatures:
     parent_tag: str
-    class_ngrams: tuple[int, ...]
-    query_ngrams: tuple[int, ...]
-    text_ngrams: tuple[int, ...]
+    class_ngrams: Hashes
+    query_ngrams: Hashes
+    text_ngrams: Hashes
     text: str
     heuristics: tuple[float, ...]
 
 
-def hashed_ngrams(tokens: list[str], sizes: tuple[int, ...] = (2, 3, 4)) -> tuple[int, ...]:
+def hashed_ngrams(tokens: list[str], sizes: tuple[int, ...] = (2, 3, 4)) -> Hashes:
     """CRC-32 hashes of the character n-grams of each token, at most MAX_NGRAMS (the model folds them
     into its own number of buckets)."""
-    grams: list[int] = []
+    grams = array(HASH_TYPE)
     for token in tokens:
         grams.extend(_token_ngrams(token, sizes))
         if len(grams) >= MAX_NGRAMS:
-            return tuple(grams[:MAX_NGRAMS])
-    return tuple(grams)
+            return grams[:MAX_NGRAMS]
+    return grams
 
 
 @lru_cache(maxsize=200_000)
-def _token_ngrams(token: str, sizes: tuple[int, ...]) -> tuple[int, ...]:
+def _token_ngrams(token: str, sizes: tuple[int, ...]) -> Hashes:
     # Cached: class names, query keys and words recur on every node of a page and across pages (hashing
     # them was the tagger's largest cost once decoding was batched).
     padded = f"<{token}>"
     if padded.isascii():  # one character per byte: the n-grams sliced from the encoded token, encoded once
         encoded = padded.encode()
-        return tuple([zlib.crc32(encoded[start:start + size])
-                      for size in sizes for start in range(max(1, len(encoded) - size + 1))])
-    return tuple([zlib.crc32(padded[start:start + size].encode())
-                  for size in sizes for start in range(max(1, len(padded) - size + 1))])
+        return array(HASH_TYPE, [zlib.crc32(encoded[start:start + size])
+                                 for size in sizes for start in range(max(1, len(encoded) - size + 1))])
+    return array(HASH_TYPE, [zlib.crc32(padded[start:start + size].encode())
+                             for size in sizes for start in range(max(1, len(padded) - size + 1))])
 
 
 def node_text(node: lxml.html.HtmlElement) -> str:
@@ -194,7 +204,7 @@ def _split(href: str) -> SplitResult:
 class _HrefView:
     """What the features read of one href on one page (a page links to the same href from several nodes)."""
 
-    query_ngrams: tuple[int, ...]
+    query_ngrams: Hashes
     paper: tuple[float, ...]  # the paper's href heuristics: "page" in it, a digit, a year, its query keys
     page_in_path: float
     no_target: float  # empty, "#" or javascript:
@@ -220,12 +230,12 @@ def _href_view(href: str, page_url: str) -> _HrefView:
 
 
 @lru_cache(maxsize=100_000)
-def _text_ngrams(text: str) -> tuple[int, ...]:
+def _text_ngrams(text: str) -> Hashes:
     return hashed_ngrams(_DIGIT.sub("0", text.lower()).split() or [""])
 
 
 @lru_cache(maxsize=100_000)
-def _class_ngrams(values: tuple[str, ...]) -> tuple[int, ...]:
+def _class_ngrams(values: tuple[str, ...]) -> Hashes:
     # Cached by the attributes as written: a page's links mostly repeat their own and their pager's classes.
     names: list[str] = []
     for value in values:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import chain
 from pathlib import Path
 
 import lxml.html
@@ -25,7 +24,7 @@ from torchcrf import CRF
 
 from models.model_files import load_checked
 from models.pagination.data import LABELS, LabelledPage, clickable_nodes
-from models.pagination.features import FEATURE_GROUPS, HEURISTICS, NodeFeatures, page_features
+from models.pagination.features import FEATURE_GROUPS, HEURISTICS, Hashes, NodeFeatures, page_features
 from models.pagination.viterbi import best_paths
 from models.text_encoders import get_encoder
 from models.web.dom import parse_html
@@ -47,10 +46,10 @@ def features_of(html: str, url: str = "") -> PageFeatures:
     return page_features(root, url) if root is not None else []
 
 
-def _bag(rows: Sequence[tuple[int, ...]], buckets: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _bag(rows: Sequence[Hashes], buckets: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The rows' n-gram hashes folded into the buckets, flat, and where each row starts (EmbeddingBag's input)."""
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
+    flat = np.frombuffer(b"".join(rows), dtype=np.uint32).astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(rows) else np.zeros(0, dtype=np.int64)
     return torch.from_numpy(flat % buckets), torch.from_numpy(offsets.astype(np.int64))
 

@@ -1,12 +1,14 @@
 """The shared model test: train → save → load → predict on tiny data; plus bad input and version checks."""
 
+import zlib
+
 import pytest
 import torch
 
 from models.model_files import ModelVersionError
 from models.pagination.data import LabelledPage
 from models.pagination.evaluation import tagging_throughput
-from models.pagination.features import page_features
+from models.pagination.features import hashed_ngrams, page_features
 from models.pagination.tagger import PaginationTagger, features_of, train
 from models.text_encoders import CachedEncoder
 from models.web.dom import parse_html
@@ -34,6 +36,15 @@ def test_features_cover_every_clickable_node():
     next_node = features[-1]
     assert next_node.heuristics[1] == 1.0 and next_node.heuristics[2] == 1.0  # 'page' and digits in href
     assert next_node.parent_tag == "div" and next_node.class_ngrams and next_node.query_ngrams
+
+
+def test_ngram_hashes_are_each_token_s_crc32s_four_bytes_each():
+    # Each token padded <…>, its 2-, 3- and 4-grams hashed; the rows are kept compact (the caches hold many).
+    expected = [zlib.crc32(f"<{token}>"[start:start + size].encode()) for token in ("next", "página")
+                for size in (2, 3, 4) for start in range(len(token) + 3 - size)]
+    hashes = hashed_ngrams(["next", "página"])
+    assert list(hashes) == expected and hashes.itemsize == 4
+    assert len(hashed_ngrams(["word"] * 20)) == 64  # at most MAX_NGRAMS
 
 
 def test_hrefs_urllib_refuses_have_features_too():
