@@ -2,7 +2,7 @@
 
 PyPI's torch wheel (the CPU-only build is not on PyPI) links its CUDA stack — cuBLASLt, nvJitLink, nvrtc,
 libtorch_cuda and the rest of the `nvidia` packages — into every process that imports torch, and the kernel
-maps their code in large chunks as the loader reads them: ~290 MB of a process's resident size right after
+maps their code in large chunks as the loader reads them: 150–290 MB of a process's resident size right after
 `import torch` on this machine, all of it file-backed and clean, none of it ever run where torch sees no GPU.
 A processing worker takes those pages out of its resident set (madvise MADV_DONTNEED). That loses nothing
 only where the mapping holds no page of its own, so only read-only mappings with no private copy of a page
