@@ -35,6 +35,7 @@ from infra.sql_owner import chdb_owner, release_chdb
 from streams.broker_outage import PROBE_SECONDS, BrokerOutage
 from streams.gpu_libraries import release_gpu_code
 from streams.heap import freeze_loaded
+from streams.malloc import return_freed_memory
 from streams.threads import threads_for_reading
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
                web_routes: Callable[[web.Application], None] | None = None) -> int:
     """Run the worker until stopped (or until `driver` returns); the exit code. Its log level follows the
     command's (`sourcewatch -v …`: info) unless given; `web_routes` adds routes to its web server."""
+    return_freed_memory()  # before the stages' threads and models allocate
     from faust.worker import Worker
 
     from streams.app import app, settings
