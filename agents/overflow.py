@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from agents.pagination import MAX_URL_CHARS, shared_tagger, tag_pages
 from models.pagination.data import clickable_urls
@@ -87,9 +88,18 @@ def _tagged_next_page_url(page: PageFetched, tagger_path: Path | None) -> str | 
     for label in ("NEXT", "PAGE"):
         for link in tags.links:
             if (link.label == label and link.url and link.url not in behind and site_of(link.url) == page.site
-                    and len(link.url) <= MAX_URL_CHARS):
+                    and len(link.url) <= MAX_URL_CHARS and not above_the_list(link.url, page.source_url or page.url)):
                 return link.url
     return None
+
+
+def above_the_list(url: str, list_url: str) -> bool:
+    """Whether `url` is the site's root or a page above the list in its path, with no query: never the list's
+    next page, however a pager labels it — a Chinese pager's "首页" ("first page", also "homepage") links the
+    site's root, and reading the homepage as the list's next page streamed its menu as new items."""
+    target, listing = urlsplit(url), urlsplit(list_url)
+    path, list_path = target.path.rstrip("/"), listing.path.rstrip("/")
+    return not target.query and (list_path + "/").startswith(path + "/")
 
 
 def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlRequest | None:

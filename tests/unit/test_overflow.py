@@ -137,3 +137,19 @@ def test_a_next_page_of_only_the_revisits_own_items_is_read_on():
     older = _page(_listing([3, 2, 1], NEXT_PAGER), SOURCE + "?page=3", depth=2, reason=OVERFLOW_REASON, at=4)
     assert not _read(detector, older, "revisit-40")
     assert not _read(detector, _page(_listing([12, 11, 10], NEXT_PAGER), at=5), "revisit-41")  # nothing new
+
+
+def test_a_pager_link_to_the_homepage_or_a_page_above_the_list_is_never_its_next_page():
+    from agents.overflow import above_the_list
+
+    listing = "https://club.example.org/events-hub/events/"
+    assert above_the_list("https://club.example.org/", listing)  # a "首页" / "Home" link
+    assert above_the_list("https://club.example.org/events-hub/", listing)  # the hub the list belongs to
+    assert above_the_list("https://club.example.org/events-hub/events", listing)  # the list itself
+    assert not above_the_list(listing + "?page=2", listing)
+    assert not above_the_list(listing + "page/2/", listing)
+    assert not above_the_list("https://club.example.org/?page=2", "https://club.example.org/")
+    assert not above_the_list("https://club.example.org/events-hub/events-archive/", listing)
+    # A pager whose only other link is the homepage: no next page, where the homepage was read before.
+    home_pager = '<div class="pagination"><a href="/">首页</a> <span>1</span> <a href="/">尾页</a></div>'
+    assert next_page_url(_page(_listing([6, 5, 4], home_pager)), None) is None
