@@ -35,10 +35,7 @@ M_ARENA_MAX = -8
 MMAP_THRESHOLD = 128 * 1024  # glibc's starting value: blocks this large get their own mapping
 TRIM_THRESHOLD = 128 * 1024  # free memory at a heap's top beyond this goes back (glibc's starting value)
 ARENAS = 2
-
-
-def settings() -> dict[int, int]:
-    return {M_MMAP_THRESHOLD: MMAP_THRESHOLD, M_TRIM_THRESHOLD: TRIM_THRESHOLD, M_ARENA_MAX: ARENAS}
+SETTINGS = {M_MMAP_THRESHOLD: MMAP_THRESHOLD, M_TRIM_THRESHOLD: TRIM_THRESHOLD, M_ARENA_MAX: ARENAS}
 
 
 def return_freed_memory() -> bool:
@@ -50,7 +47,7 @@ def return_freed_memory() -> bool:
         log.warning("not glibc's malloc: its settings are left as they are (the worker's memory may grow under "
                     "load)")
         return False
-    refused = [parameter for parameter, value in settings().items() if libc.mallopt(parameter, value) != 1]
+    refused = [parameter for parameter, value in SETTINGS.items() if libc.mallopt(parameter, value) != 1]
     if refused:
         log.warning("glibc's mallopt refused parameters %s: the worker's memory may grow under load", refused)
         return False

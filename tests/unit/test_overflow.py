@@ -2,7 +2,7 @@
 
 import pytest
 
-from agents.overflow import KnownNextPages, next_page_request, next_page_url, overflowed
+from agents.overflow import KnownNextPages, above_the_list, next_page_request, next_page_url, overflowed
 from agents.pagination import shared_tagger, tag_pages
 from agents.records import ChangeDetector, read_records
 from schemas.crawl import OVERFLOW_REASON, PageFetched
@@ -140,8 +140,6 @@ def test_a_next_page_of_only_the_revisits_own_items_is_read_on():
 
 
 def test_a_pager_link_to_the_homepage_or_a_page_above_the_list_is_never_its_next_page():
-    from agents.overflow import above_the_list
-
     listing = "https://club.example.org/events-hub/events/"
     assert above_the_list("https://club.example.org/", listing)  # a "首页" / "Home" link
     assert above_the_list("https://club.example.org/events-hub/", listing)  # the hub the list belongs to
