@@ -19,16 +19,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from agents.pagination import MAX_URL_CHARS, shared_tagger, tag_pages
+from agents.pagination import later_page_refusal, shared_tagger, tag_pages
 from models.pagination.data import clickable_urls
 from models.pagination.tagger import model_name
 from models.web.dom import parse_html
 from schemas.base import derived_event_id
 from schemas.crawl import OVERFLOW_REASON, CrawlRequest, PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted
-from schemas.sites import site_of
 
 
 def overflowed(records: Sequence[RecordExtracted], new_items: Sequence[ItemDiscovered], reached_known: bool,
@@ -87,19 +85,10 @@ def _tagged_next_page_url(page: PageFetched, tagger_path: Path | None) -> str | 
     behind = {page.url, page.final_url, page.source_url}
     for label in ("NEXT", "PAGE"):
         for link in tags.links:
-            if (link.label == label and link.url and link.url not in behind and site_of(link.url) == page.site
-                    and len(link.url) <= MAX_URL_CHARS and not above_the_list(link.url, page.source_url or page.url)):
+            if (link.label == label and link.url and link.url not in behind
+                    and not later_page_refusal(link.url, page.site, page.source_url or page.url)):
                 return link.url
     return None
-
-
-def above_the_list(url: str, list_url: str) -> bool:
-    """Whether `url` is the site's root or a page above the list in its path, with no query: never the list's
-    next page, however a pager labels it — a Chinese pager's "首页" ("first page", also "homepage") links the
-    site's root, and reading the homepage as the list's next page streamed its menu as new items."""
-    target, listing = urlsplit(url), urlsplit(list_url)
-    path, list_path = target.path.rstrip("/"), listing.path.rstrip("/")
-    return not target.query and (list_path + "/").startswith(path + "/")
 
 
 def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlRequest | None:

@@ -5,7 +5,8 @@ NEXT nodes into absolute links; on a page where it tags none, a "Load more" link
 that names the list's next slice in its URL is taken as NEXT
 (`untagged_next_link`). `PaginationFollower` decides which of them to
 fetch: same-site targets only, NEXT before PAGE, each URL once per list, at most
-`max_pages` pages per source page (the source page included), and nothing from
+`max_pages` pages per source page (the source page included), never another
+site's page or a page above the list (`later_page_refusal`), and nothing from
 a page whose content repeats an earlier page of the same list — the sign of a
 pagination trap (`?page=999` answering with the last page again, a calendar
 that pages forever through empty months, a session id in every link). URLs
@@ -17,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 import time
 from collections.abc import MutableMapping, Sequence
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import lxml.html
 
@@ -108,6 +111,31 @@ def untagged_next_link(page: PageFetched, root: lxml.html.HtmlElement | None) ->
     return TaggedLink(url=url, text=normalize_space(node.text_content() or "")[:200], label="NEXT")
 
 
+def later_page_refusal(url: str, site: str, list_url: str) -> str:
+    """Why `url`, linked from a pager of the list first read at `list_url`, cannot be a later page of that list
+    ('' when it can): another site's page, a URL longer than a trap's bound, or a page above the list."""
+    if site_of(url) != site:
+        return "other_site"
+    if len(url) > MAX_URL_CHARS:
+        return "url_too_long"
+    if above_the_list(url, list_url):
+        return "above_the_list"
+    return ""
+
+
+# A directory's index file is the directory: "/index.html" is the site's root.
+_DIRECTORY_INDEX = re.compile(r"/(?:index|default|home)\.[a-z]{2,5}$", re.IGNORECASE)
+
+
+def above_the_list(url: str, list_url: str) -> bool:
+    """Whether `url` is the site's root or a page above the list in its path, with no query: never the list's
+    next page, however a pager labels it — a Chinese pager's "首页" ("first page", also "homepage") links the
+    site's root, and reading the homepage as the list's next page streamed its menu as new items."""
+    target, listing = urlsplit(url), urlsplit(list_url)
+    path, list_path = _DIRECTORY_INDEX.sub("", target.path).rstrip("/"), listing.path.rstrip("/")
+    return not target.query and (list_path + "/").startswith(path + "/")
+
+
 def _key(crawl_id: str, source: str, item: str = "") -> str:
     return f"{crawl_id}\x00{source}\x00{item}"
 
@@ -139,11 +167,9 @@ class PaginationFollower:
         for link in candidates:
             if not link.url or _key(tags.crawl_id, source, link.url) in self.seen:
                 continue
-            if site_of(link.url) != tags.site:
-                stop = stop or "other_site"
-                continue
-            if len(link.url) > MAX_URL_CHARS:
-                stop = stop or "url_too_long"
+            refusal = later_page_refusal(link.url, tags.site, source)
+            if refusal:
+                stop = stop or refusal
                 continue
             if planned >= self.max_pages:
                 stop = "page_budget"

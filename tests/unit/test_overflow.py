@@ -2,7 +2,8 @@
 
 import pytest
 
-from agents.overflow import KnownNextPages, above_the_list, next_page_request, next_page_url, overflowed
+from agents.overflow import KnownNextPages, next_page_request, next_page_url, overflowed
+from agents.pagination import above_the_list
 from agents.pagination import shared_tagger, tag_pages
 from agents.records import ChangeDetector, read_records
 from schemas.crawl import OVERFLOW_REASON, PageFetched
@@ -144,6 +145,8 @@ def test_a_pager_link_to_the_homepage_or_a_page_above_the_list_is_never_its_next
     assert above_the_list("https://club.example.org/", listing)  # a "首页" / "Home" link
     assert above_the_list("https://club.example.org/events-hub/", listing)  # the hub the list belongs to
     assert above_the_list("https://club.example.org/events-hub/events", listing)  # the list itself
+    assert above_the_list("https://club.example.org/index.php", listing)  # the root's index file
+    assert not above_the_list("https://club.example.org/events-hub/events/index2.html", listing)
     assert not above_the_list(listing + "?page=2", listing)
     assert not above_the_list(listing + "page/2/", listing)
     assert not above_the_list("https://club.example.org/?page=2", "https://club.example.org/")

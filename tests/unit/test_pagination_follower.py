@@ -56,6 +56,15 @@ def test_other_sites_empty_and_endless_urls_are_not_followed():
     assert requests == [] and stop == "other_site"
 
 
+def test_a_pager_link_to_the_homepage_or_above_the_list_is_never_fetched_as_its_page():
+    follower = _follower()
+    links = [("PAGE", "https://www.news.example.org/"), ("PAGE", "https://www.news.example.org/index.html"),
+             ("NEXT", SOURCE + "?page=2")]
+    requests, stop = follower.next_requests(_tags(SOURCE, links, "a"))
+    assert [r.url for r in requests] == [SOURCE + "?page=2"]
+    assert stop == "above_the_list"
+
+
 def test_content_digest_ignores_the_pagination_labels():
     page = "<html><body><ul><li>Concert</li><li>Lecture</li></ul><a href='?page={n}'>{n}</a></body></html>"
     one, two = parse_html(page.format(n=2)), parse_html(page.format(n=3))
