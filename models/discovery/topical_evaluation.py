@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.discovery.agent import DEFAULT_AGENT, RLCrawler
 from models.discovery.data import LabelledSite, load_sites, normalized_path
 from models.discovery.episode import Fetch, run_episode
 from models.discovery.policies import BASELINES, BreadthFirst, Candidate, DiscoveryPolicy
@@ -88,6 +87,10 @@ def _policy(name: str, topic: CrawlTopic, never_stop: bool) -> DiscoveryPolicy:
     if name == "qlearning":
         return TopicalCrawler(topic, None if never_stop else STOP_BELOW)
     if name == "rl":
+        # The agent brings torch, imported when a crawl needs it: `sourcewatch`'s parser imports this module for
+        # its option choices, and no command should wait for torch it does not use.
+        from models.discovery.agent import DEFAULT_AGENT, RLCrawler
+
         return RLCrawler.load(DEFAULT_AGENT)
     return BASELINES[name]()
 
@@ -156,6 +159,8 @@ def evaluate_topical(paths: list[Path], policies: Sequence[str] = POLICIES, budg
                      progress: Callable[[str], None] | None = None) -> dict:
     """Each policy's harvest rate (pages and sites) and recall at each budget, on site folders or the
     simulated web (sites, seed)."""
+    from models.discovery.agent import DEFAULT_AGENT  # (torch: see _policy)
+
     unknown = set(policies) - set(POLICIES)
     if unknown:
         raise NoSites(f"unknown policies {sorted(unknown)}: choose from {', '.join(POLICIES)}")

@@ -1,23 +1,22 @@
 """`sourcewatch tag URL|FILE`: the PAGE and NEXT links of one page, fetched politely (the crawler's fetcher)
-or read from disk, tagged by the stage's own core (agents.pagination)."""
+or read from disk, tagged by the stage's own core (agents.pagination).
+
+The tagger's modules (torch among them) are imported when the command runs, as every command's heavy modules
+are: the parser registers every command, and `sourcewatch sql …` should not wait two seconds for torch."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agents.fetching.fetcher import Fetcher
-from agents.pagination import tag_pages
 from infra.settings import Settings, get_settings
-from models.pagination.tagger import load_tagger, model_name
-from models.web.decoding import decode_body, looks_binary
-from models.web.dom import parse_html
-from models.web.links import canonical_url
-from schemas.crawl import CrawlRequest, PageFetched
-from schemas.pagination import PaginationTags
-from schemas.sites import site_of
 from streams.cli.base import Command, CommandError, add_allow_loopback, add_json, print_json
+
+if TYPE_CHECKING:
+    from schemas.crawl import PageFetched
+    from schemas.pagination import PaginationTags
 
 
 class TagInputError(RuntimeError):
@@ -25,6 +24,8 @@ class TagInputError(RuntimeError):
 
 
 def _canonical_link(body: str) -> str | None:
+    from models.web.dom import parse_html
+
     root = parse_html(body)
     hrefs = root.xpath("//link[@rel='canonical']/@href | //base/@href") if root is not None else []
     return next((href.strip() for href in hrefs if href.strip().startswith(("http://", "https://"))), None)
@@ -33,6 +34,9 @@ def _canonical_link(body: str) -> str | None:
 def _page_from_file(path: Path, base_url: str | None) -> PageFetched:
     """A saved page; its links resolve against base_url, else the page's canonical link or <base>, else
     they stay unresolved (a file: URL is not crawlable)."""
+    from models.web.decoding import decode_body, looks_binary
+    from schemas.crawl import PageFetched
+
     raw = path.read_bytes()
     if looks_binary(raw):
         raise TagInputError(f"{path} is not a text page (binary content)")
@@ -43,6 +47,10 @@ def _page_from_file(path: Path, base_url: str | None) -> PageFetched:
 
 
 async def _fetch(url: str, settings: Settings) -> PageFetched:
+    from agents.fetching.fetcher import Fetcher
+    from schemas.crawl import CrawlRequest
+    from schemas.sites import site_of
+
     fetcher = Fetcher.from_settings(settings)
     await fetcher.start()
     try:
@@ -54,6 +62,10 @@ async def _fetch(url: str, settings: Settings) -> PageFetched:
 def tag_target(target: str, settings: Settings, model_path: Path | None = None,
                base_url: str | None = None) -> PaginationTags:
     """The pagination of a page given by URL (fetched with the crawler's politeness) or by file path."""
+    from agents.pagination import tag_pages
+    from models.pagination.tagger import load_tagger, model_name
+    from models.web.links import canonical_url
+
     if target.startswith(("http://", "https://")):
         page = asyncio.run(_fetch(canonical_url(target), settings))
         if not page.ok:
