@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     kafka_heartbeat_seconds: float = 2.0
     # How long a starting worker waits for a broker that does not answer (starting, restarting) before it stops.
     kafka_start_wait_seconds: float = 120.0
+    # How long a stopping worker may take to commit and flush (it waits on the broker) before it exits at once,
+    # as a killed one would: nothing is lost, its uncommitted messages are delivered again.
+    worker_stop_seconds: float = Field(default=60.0, gt=0)
     # Static group membership (KIP-345): a stable id per worker, distinct across workers, lets a restarted
     # worker take its partitions back at once, without a rebalance. Empty: dynamic membership.
     worker_instance_id: str = ""

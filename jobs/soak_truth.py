@@ -8,8 +8,11 @@ the rest is held here against the simulated web's truth, once the groups have dr
   fetch after the window's end, or one whose records the stopping workers never read, counts as none), pushed off the
   listing's first page by newer items before the next revisit (the listing shows page_size items), revisited
   and not found (a loss to explain), or on a page never read (its site's discovery did not find it);
-- `watched_lost`: watched pages (seeded, or found by discovery) whose last decided tick is more than a tenth of
-  the window behind the latest tick the revisit stage decided for any page — fallen out of the decision loop —
+- `watched_lost`: watched pages (seeded, or found by discovery) fallen out of the decision loop: their last
+  decided tick more than a tenth of the window behind the latest tick the revisit stage decided for any page,
+  and their last decision made (wall clock) more than a tenth of the window before the stage's last one — a
+  page still decided at the end is late, not lost (one partition of a saturated worker's ticks may run a day
+  behind the others: `decisions_spread_h`, how far the most-behind page's last tick is behind the latest) —
   but for `watched_withdrawn` (finds the revisit stage withdrew, with why: their first read showed no list;
   their items count as missed for that reason); `decisions_behind_h`: how far (simulated hours) that latest
   decided tick is behind the clock at the window's end — the whole stage running late on a saturated machine
@@ -160,16 +163,16 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     # on to (agents.overflow).
     changes = {(page, item): (count, _aware(seen), _aware(ingested))
                for page, item, count, seen, ingested in change_rows}
-    _, decided = read_clickhouse(settings, "SELECT page_url, max(tick_at) FROM revisit_decisions GROUP BY page_url")
+    _, decided = read_clickhouse(settings, "SELECT page_url, max(tick_at), max(created_at) FROM revisit_decisions "
+                                           "GROUP BY page_url")
     # Finds the revisit stage withdrew (their first read showed no list): not watched on purpose, so not lost.
     _, stops = read_clickhouse(settings, "SELECT url, any(reason) FROM watch_stops WHERE reason != 'requested' "
                                          "GROUP BY url")
     watched = set(pages)
     withdrawn = {url: reason for url, reason in stops if url in watched}
-    last_tick = {page: _aware(at) for page, at in decided}
-    window_sim = end_sim - origin_sim
+    last_tick = {page: _aware(at) for page, at, _ in decided}
+    last_made = {page: _aware(made) for page, _, made in decided}
     decided_until = max(last_tick.values(), default=origin_sim)
-    lost_before = decided_until - window_sim / 10
     published = in_changes = 0
     missed: Counter[str] = Counter()
     missed_on: dict[str, Counter[str]] = defaultdict(Counter)
@@ -214,7 +217,9 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     duplicates = sum(count > 1 for count, _, _ in changes.values())
     # A row is no new item when the item was published before its page's first fetch began.
     not_new = _not_new(truth, changes, {page: simulated(reads[0]) for page, reads in started.items() if reads})
-    lost = sum(last_tick.get(page, origin_sim) < lost_before for page in pages if page not in withdrawn)
+    in_loop = [page for page in pages if page not in withdrawn]
+    lost = len(fallen_out(in_loop, last_tick, last_made, origin_sim, end_sim - origin_sim, speed))
+    most_behind = min((last_tick[page] for page in in_loop if page in last_tick), default=decided_until)
     return {"published": published, "in_changes": in_changes, "duplicates": duplicates,
             "not_new": dict(not_new), "not_new_examples": {reason: examples[:5] for reason, examples in
                                                            not_new.examples.items()},
@@ -222,8 +227,21 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
             "missed_most_on": {reason: dict(pages.most_common(5)) for reason, pages in missed_on.items()}, "watched_lost": lost,
             "watched_withdrawn": withdrawn,
             "decisions_behind_h": round((end_sim - decided_until).total_seconds() / 3600, 1),
+            "decisions_spread_h": round((decided_until - most_behind).total_seconds() / 3600, 1),
             "fetches": len(fetch_rows), "row_latency_from_fetch_s": _percentiles(from_fetch),
             "row_latency_from_publication_s": _percentiles(from_publication)}
+
+
+def fallen_out(pages: list[str], last_tick: dict[str, datetime], last_made: dict[str, datetime],
+               origin_sim: datetime, window_sim: timedelta, speed: float) -> list[str]:
+    """The pages the decision loop lost: last decided tick over a tenth of the window behind the latest of any
+    page, and last decision made over a tenth of the window (real time) before the latest of any page."""
+    ticks_until = max(last_tick.values(), default=origin_sim) - window_sim / 10
+    latest_made = max(last_made.values(), default=None)
+    made_until = latest_made - window_sim / speed / 10 if latest_made is not None else None
+    return [page for page in pages
+            if last_tick.get(page, origin_sim) < ticks_until
+            and (page not in last_made or last_made[page] < made_until)]
 
 
 def _percentiles(values: list[float]) -> dict[str, float | None]:

@@ -36,6 +36,7 @@ from streams.broker_outage import PROBE_SECONDS, BrokerOutage
 from streams.gpu_libraries import release_gpu_code
 from streams.heap import freeze_loaded
 from streams.malloc import return_freed_memory
+from streams.stop_deadline import graceful_stop_within
 from streams.threads import threads_for_reading
 
 if TYPE_CHECKING:
@@ -182,7 +183,8 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
     threads_for_reading()
     freeze_loaded()  # the agents and their libraries, imported above
     try:
-        worker.execute_from_commandline()
+        with graceful_stop_within(worker, settings.worker_stop_seconds):
+            worker.execute_from_commandline()
     except SystemExit as exit_:
         code = int(exit_.code or 0)
     finally:

@@ -48,3 +48,26 @@ def test_a_broker_outage_is_logged_once_with_its_length(tmp_path):
     assert len(ended) == 1 and "connection errors not logged" in ended[0]
     length = int(re.search(r"an outage of (\d+) s", ended[0])[1])
     assert length >= 15  # the broker was down at least that long
+
+
+def test_a_worker_stopped_while_its_broker_is_down_exits_by_its_deadline(tmp_path):
+    broker = LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=first_free_port(29192), heap_mb=512)
+    bootstrap = broker.start().bootstrap
+    env = make_pipeline_env(bootstrap, tmp_path) | {"SOURCEWATCH_WORKER_STOP_SECONDS": "10"}
+    log = tmp_path / "worker.log"
+    worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--role", "process",
+                               "--loglevel", "info"], env=env, cwd=ROOT, stdout=log.open("w"),
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for_log(log, "[^Worker]: Ready", timeout=120)
+        broker.stop()
+        worker.send_signal(signal.SIGTERM)
+        # Its consumers' last commits and the producer's flush wait on the broker: the deadline ends them.
+        returncode = worker.wait(timeout=60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+        broker.stop()
+    text = log.read_text()
+    assert returncode == 1, text[-3000:]
+    assert "graceful stop did not end within 10 s" in text

@@ -1,8 +1,9 @@
-"""The soak's rows that were no new item, held against the simulated web's truth (jobs.soak_truth)."""
+"""The soak's rows that were no new item and its lost pages, held against the simulated web's truth
+(jobs.soak_truth)."""
 
 from datetime import UTC, datetime, timedelta
 
-from jobs.soak_truth import _not_new, why_missed
+from jobs.soak_truth import _not_new, fallen_out, why_missed
 
 START = datetime(2026, 1, 5, tzinfo=UTC)
 PAGE = "http://127.0.0.1:40001/news/"
@@ -47,3 +48,17 @@ def test_an_item_is_not_found_only_where_even_what_was_published_during_the_read
     # Its page's only read came after the window's end: not yet due.
     assert why_missed([item], [read_start], [read_end], START + timedelta(minutes=5), 5) == (
         "published after the page's last read", None)
+
+
+def test_a_page_is_lost_when_its_decisions_stopped_not_when_its_partition_runs_late():
+    # A 7-day window at 288×: a tenth is 16.8 simulated hours and 210 real seconds.
+    window, speed, wall_end = timedelta(days=7), 288.0, datetime(2026, 11, 28, 16, 40, tzinfo=UTC)
+    last_tick = {"on-time": START + timedelta(days=4, hours=18),
+                 "late partition": START + timedelta(days=3, hours=15),  # a day behind, decided to the end
+                 "dropped": START + timedelta(days=3, hours=15),  # as far behind, undecided for 20 minutes
+                 "dropped at once": START}
+    last_made = {"on-time": wall_end, "late partition": wall_end - timedelta(seconds=5),
+                 "dropped": wall_end - timedelta(minutes=20), "dropped at once": wall_end - timedelta(minutes=35)}
+    pages = [*last_tick, "never decided"]
+    assert fallen_out(pages, last_tick, last_made, START, window, speed) == ["dropped", "dropped at once",
+                                                                             "never decided"]
