@@ -13,6 +13,7 @@ from jobs.simweb_control import simulated_clock
 from tests.conftest import cli_json
 from tests.integration.test_records_pipeline import _control
 from tests.integration.test_service import _start_worker, _stop_worker
+from tests.integration.test_worker_roles import _members
 
 pytestmark = pytest.mark.kafka
 
@@ -25,8 +26,9 @@ def test_crawl_discover_and_watch_run_on_the_running_worker(pipeline_env):
         homepages = list(web["sites"].values())
         worker = _start_worker(env)
         try:
+            # In the group, not merely started: a command that finds no member runs a worker of its own.
             deadline = time.monotonic() + 90
-            while not _worker_joined(env) and time.monotonic() < deadline:
+            while not _members(env, "all") and time.monotonic() < deadline:
                 time.sleep(1)
             crawl = cli_json(["crawl", "--seeds", homepages[0], "--max-pages", "30"], env, timeout=240)
             assert crawl["workers"] == "running"
@@ -40,9 +42,3 @@ def test_crawl_discover_and_watch_run_on_the_running_worker(pipeline_env):
         finally:
             _stop_worker(worker)
 
-
-def _worker_joined(env: dict[str, str]) -> bool:
-    """The worker holds the chDB (its sink has started) — it is a member of the group by then."""
-    from infra.sql_owner import chdb_owner
-
-    return chdb_owner(env["SOURCEWATCH_CLICKHOUSE_DSN"]) is not None
