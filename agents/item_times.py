@@ -60,11 +60,11 @@ def items_to_time(page: PageFetched, new_items: Sequence[ItemDiscovered], record
                   first: bool) -> list[str]:
     """The item pages to fetch for a read: those of its new items without a time of day, and on a source's first
     timed read those of its newest listed items without one (listings run newest first)."""
-    wanted = [item.item_url for item in new_items if _untimed(item.date) and _item_page(item.item_url, page)]
+    wanted = [item.item_url for item in new_items if _untimed(item.publication) and _item_page(item.item_url, page)]
     wanted = wanted[:NEW_ITEMS]
     if first:
         wanted += [record.item_url for record in records
-                   if _untimed(record.date) and _item_page(record.item_url, page)][:FIRST_READ_ITEMS]
+                   if _untimed(record.publication) and _item_page(record.item_url, page)][:FIRST_READ_ITEMS]
     return list(dict.fromkeys(wanted))
 
 
@@ -124,7 +124,7 @@ class HeldOutcomes:
             if item.item_url in wanted:
                 waiting.append([item.item_url, [("published", offset + index)]])
         outcome = outcome.model_copy(update={"new_items": outcome.new_items + len(new_items),
-                                             "published": [*outcome.published, *(item.date for item in new_items)]})
+                                             "published": [*outcome.published, *(item.publication for item in new_items)]})
         held.requests = _item_time_requests(page, outcome, wanted)
         entry["reading_on"] = entry["reading_on"] if reading_on else None
         if waiting or reading_on:

@@ -58,7 +58,8 @@ def read_records(page: PageFetched, template: str = "", witness: Fingerprint = f
         event_id=derived_event_id(page.event_id, "record", record_key(record)), site=page.site,
         crawl_id=page.crawl_id, depth=page.depth, max_depth=page.max_depth, max_pages=page.max_pages,
         source_url=source_of(page), page_url=page.final_url, item_url=record.item_url, title=record.title,
-        date=record.date, snippet=record.snippet, place=record.place, position=record.position, seen_at=seen_at,
+        date=record.date, snippet=record.snippet, place=record.place, published=record.published,
+        event_start=record.event_start, position=record.position, seen_at=seen_at,
     ) for record in extraction.records]
     return PageRecords(page, extraction, records, round((time.monotonic() - started) * 1000, 2))
 
@@ -197,7 +198,7 @@ class ChangeDetector:
                 event_id=derived_event_id(record.event_id, "new"), site=record.site, crawl_id=record.crawl_id,
                 depth=record.depth, max_depth=record.max_depth, max_pages=record.max_pages, source_url=source,
                 page_url=record.page_url, item_url=record.item_url, title=record.title, date=record.date,
-                first_seen=record.seen_at,
+                published=record.published, event_start=record.event_start, first_seen=record.seen_at,
             ))
         return found
 
@@ -245,7 +246,7 @@ def revisit_outcome(page: PageFetched, new_items: Sequence[ItemDiscovered],
         event_id=derived_event_id(page.event_id, "outcome"), site=page.site, page_url=source_of(page),
         tick_at=page.tick_at or fetched_at(page), read=read,
         error="" if read else (page.error_detail or f"{page.error.value} (status {page.status})"),
-        new_items=len(new_items), published=[item.date for item in new_items],
-        listed=[record.date for record in records], linked=sum(bool(record.item_url) for record in records),
+        new_items=len(new_items), published=[item.publication for item in new_items],
+        listed=[record.publication for record in records], linked=sum(bool(record.item_url) for record in records),
         etag=page.etag,
         last_modified=page.last_modified)

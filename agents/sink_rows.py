@@ -83,7 +83,7 @@ def _record_rows(record: RecordExtracted) -> list[Row]:
     return [{
         "site": record.site, "source_url": record.source_url or record.page_url, "item_url": record.item_url,
         "title": record.title, "date": record.date, "snippet": record.snippet, "place": record.place,
-        "page_url": record.page_url,
+        "published": record.published, "event_start": record.event_start, "page_url": record.page_url,
         "position": record.position, "first_seen": record.seen_at, "last_seen": record.seen_at,
     }]
 
@@ -92,7 +92,8 @@ def _new_item_rows(item: ItemDiscovered) -> list[Row]:
     return [{
         "event_id": item.event_id, "site": item.site, "crawl_id": item.crawl_id,
         "source_url": item.source_url or item.page_url, "page_url": item.page_url, "item_url": item.item_url,
-        "title": item.title, "date": item.date, "first_seen": item.first_seen, "created_at": item.created_at,
+        "title": item.title, "date": item.date, "published": item.published, "event_start": item.event_start,
+        "first_seen": item.first_seen, "created_at": item.created_at,
     }]
 
 

@@ -243,6 +243,28 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
                 FROM records_store GROUP BY site, source_url, item_url, title""",
         ],
     ),
+    (
+        # A record and a new item say when the item was published and when its event begins, where the list
+        # tells which date is which (models.records.date_kinds); `date` stays the record's first date.
+        12,
+        [
+            "ALTER TABLE records_store ADD COLUMN IF NOT EXISTS published "
+            "SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))) AFTER place",
+            "ALTER TABLE records_store ADD COLUMN IF NOT EXISTS event_start "
+            "SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))) AFTER published",
+            "DROP VIEW IF EXISTS records",
+            """CREATE VIEW records AS SELECT site, source_url, item_url, title, anyLast(date) AS date,
+                anyLast(published) AS published, anyLast(event_start) AS event_start,
+                anyLast(snippet) AS snippet, anyLast(place) AS place, anyLast(page_url) AS page_url,
+                anyLast(position) AS position, min(first_seen) AS first_seen, max(last_seen) AS last_seen
+                FROM records_store GROUP BY site, source_url, item_url, title""",
+            "ALTER TABLE changes_store ADD COLUMN IF NOT EXISTS published Nullable(DateTime64(3, 'UTC')) AFTER date",
+            "ALTER TABLE changes_store ADD COLUMN IF NOT EXISTS event_start Nullable(DateTime64(3, 'UTC')) "
+            "AFTER published",
+            "DROP VIEW IF EXISTS changes",
+            "CREATE VIEW changes AS SELECT * FROM changes_store FINAL",
+        ],
+    ),
 ]
 
 

@@ -107,7 +107,8 @@ def first_fetches(crawl_id: str, urls: list[str]) -> Query:
 
 def records_of_source(source_url: str, limit: int) -> Query:
     """A source page's current records, newest first."""
-    return Query("SELECT item_url, title, date, snippet, place, page_url, first_seen, last_seen FROM records "
+    return Query("SELECT item_url, title, date, published, event_start, snippet, place, page_url, first_seen, last_seen "
+                 "FROM records "
                  "WHERE source_url = {source:String} ORDER BY first_seen DESC, page_url, position "
                  "LIMIT {limit:UInt32}", {"source": source_url, "limit": limit})
 
@@ -203,14 +204,16 @@ def source_by_id(source_id: str) -> Query:
 
 def source_records_page(source_url: str, limit: int, offset: int) -> Query:
     """A source page's current records, newest first sight first."""
-    return Query("SELECT item_url, title, date, snippet, place, page_url, first_seen, last_seen FROM records "
+    return Query("SELECT item_url, title, date, published, event_start, snippet, place, page_url, first_seen, last_seen "
+                 "FROM records "
                  "WHERE source_url = {source:String} ORDER BY first_seen DESC, page_url, position, item_url "
                  "LIMIT {limit:UInt32} OFFSET {offset:UInt32}",
                  {"source": source_url, "limit": limit, "offset": offset})
 
 
 _ITEMS = """
-    SELECT sequence.stored_at AS stored_at, event_id, site, source_url, item_url, title, date, first_seen
+    SELECT sequence.stored_at AS stored_at, event_id, site, source_url, item_url, title, date, published, event_start,
+           first_seen
     FROM (SELECT event_id, min(stored_at) AS stored_at FROM item_sequence GROUP BY event_id
           HAVING stored_at <= now64(3) - toIntervalMillisecond({settle_ms:UInt32})) AS sequence
     INNER JOIN changes USING event_id

@@ -96,7 +96,9 @@ class Item(BaseModel):
     site: str
     item_url: str
     title: str
-    date: datetime | None = Field(description="the date its listing gives")
+    date: datetime | None = Field(description="the first date its listing gives, whatever its kind")
+    published: datetime | None = Field(None, description="when it was published, where its listing tells")
+    event_start: datetime | None = Field(None, description="when its event begins, where its listing tells")
     first_seen: datetime = Field(description="when sourcewatch first saw it listed")
     stored_at: datetime
 

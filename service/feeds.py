@@ -14,6 +14,7 @@ from aiohttp import web
 from feedgen.feed import FeedGenerator
 
 from infra import queries
+from schemas.records import publication_date
 from service.api import SETTLE_MS, Api, ItemsQuery, dumps, validated
 from service.cursor import START, Cursor
 
@@ -27,10 +28,12 @@ class FeedItem:
     url: str
     source_url: str
     site: str
-    # When the item was published, as its listing dates it (None: undated).
+    # When the item was published, as its listing dates it (None: undated, or dated by its event alone).
     published: datetime | None
     # When sourcewatch first saw it on its source page.
     first_seen: datetime
+    # When its event begins, where its listing tells.
+    event_start: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ def json_feed(page: FeedPage) -> dict:
          "content_text": f"New on {item.source_url}", "authors": [{"name": item.site}],
          "date_published": (item.published or item.first_seen).isoformat(),
          "date_modified": item.first_seen.isoformat(),
-         "_sourcewatch": {"source_url": item.source_url}}
+         "_sourcewatch": {"source_url": item.source_url,
+                          **({"event_start": item.event_start.isoformat()} if item.event_start else {})}}
         for item in page.items]}
     if page.next_url:
         feed["next_url"] = page.next_url
@@ -98,8 +102,9 @@ class FeedRoutes:
             rows = await self.api.reader.rows(queries.latest_items(asked.limit, SETTLE_MS, source_url))
             last = Cursor.after(rows, START)
         items = [FeedItem(event_id=row["event_id"], title=row["title"], url=row["item_url"],
-                          source_url=row["source_url"], site=row["site"], published=row["date"],
-                          first_seen=row["first_seen"]) for row in rows]
+                          source_url=row["source_url"], site=row["site"],
+                          published=publication_date(row["date"], row["published"], row["event_start"]),
+                          first_seen=row["first_seen"], event_start=row["event_start"]) for row in rows]
         # Links keep the request's own query (a feed reader's token included: it is served only to its holder).
         self_url = str(request.url)
         next_url = (str(request.url.update_query(since=last.encode(), limit=asked.limit))

@@ -12,8 +12,8 @@ from infra.settings import Settings
 from infra.sql_owner import read_clickhouse
 
 # The columns the service's queries return as times.
-TIME_COLUMNS = frozenset({"stored_at", "found_at", "first_seen", "last_seen", "date", "last_record_seen",
-                          "last_new_item"})
+TIME_COLUMNS = frozenset({"stored_at", "found_at", "first_seen", "last_seen", "date", "published", "event_start",
+                          "last_record_seen", "last_new_item"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

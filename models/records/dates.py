@@ -97,36 +97,61 @@ def _with_time(date: datetime, text: str, end: int) -> datetime:
 def date_in_text(text: str, day_first: bool = False) -> datetime | None:
     """The first date written in the text (with the time of day written right after it, if one is), or None;
     numeric dates read day first when `day_first`."""
-    if not _DATE_HINT.search(text):
+    found = _written_dates(text, day_first, first_only=True)
+    if not found:
         return None
+    _, end, date = min(found, key=lambda item: item[0])
+    return date if has_time_of_day(date) else _with_time(date, text, end)
+
+
+def dates_in_text(text: str, day_first: bool = False) -> list[tuple[int, int, datetime]]:
+    """Every date written in the text, in text order, as (start, end, date) — each with the time of day written
+    right after it, if one is; a date written inside another's span (a pattern's second reading) once."""
+    dates: list[tuple[int, int, datetime]] = []
+    for start, end, date in sorted(_written_dates(text, day_first, first_only=False), key=lambda item: item[:2]):
+        if dates and start < dates[-1][1]:
+            continue
+        dates.append((start, end, date if has_time_of_day(date) else _with_time(date, text, end)))
+    return dates
+
+
+def _written_dates(text: str, day_first: bool, first_only: bool) -> list[tuple[int, int, datetime]]:
+    """(start, end, date) of the dates each form reads in the text: every one, or each form's first (the
+    first match of the numeric forms, the first valid one of the forms with month names)."""
+    if not _DATE_HINT.search(text):
+        return []
     found: list[tuple[int, int, datetime]] = []
-    if match := _ISO.search(text):
+    for match in _ISO.finditer(text):
         hour, minute = (int(match[4]), int(match[5])) if match[4] else (0, 0)
         if date := _utc(int(match[1]), int(match[2]), int(match[3]), hour, minute):
             found.append((match.start(), match.end(), date))
-    if match := _CJK.search(text):
+        if first_only:
+            break
+    for match in _CJK.finditer(text):
         year = int(match[2])
         if match[1] or year < ROC_YEAR_OFFSET - 1000:
             year += ROC_YEAR_OFFSET
         if date := _utc(year, int(match[3]), int(match[4])):
             found.append((match.start(), match.end(), date))
-    if match := _NUMERIC.search(text):
+        if first_only:
+            break
+    for match in _NUMERIC.finditer(text):
         first, second, year = int(match[1]), int(match[2]), int(match[3])
         year += 2000 if year < 100 else 0
         month, day = (second, first) if day_first else (first, second)
         if date := _utc(year, month, day) or _utc(year, day, month):
             found.append((match.start(), match.end(), date))
+        if first_only:
+            break
     months = month_numbers()
     for pattern, day_group, month_group in ((_DAY_MONTH_YEAR, 1, 2), (_MONTH_DAY_YEAR, 2, 1)):
         for match in pattern.finditer(text):
             month = months.get(match[month_group].lower())
             if month and (date := _utc(int(match[3]), month, int(match[day_group]))):
                 found.append((match.start(), match.end(), date))
-                break
-    if not found:
-        return None
-    _, end, date = min(found, key=lambda item: item[0])
-    return date if has_time_of_day(date) else _with_time(date, text, end)
+                if first_only:
+                    break
+    return found
 
 
 def names_day_of_month(text: str) -> bool:

@@ -16,7 +16,7 @@ import re
 import statistics
 import time
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Protocol
@@ -153,9 +153,12 @@ def evaluate_estuka(pages: Sequence[EstukaPage], extractors: Sequence[Extractor]
     scores: list[tuple[str, float, float, float]] = []
     times: list[float] = []
     counts: list[int] = []
+    told: Counter[str] = Counter()
     for page, read, witness in zip(pages, extractors, witnesses, strict=True):
         records = _timed(read, page.html, ESTUKA_URL, witness, times)
         counts.append(len(records))
+        told.update(kind for record in records for kind, date in (("published told", record.published),
+                                                                    ("event told", record.event_start)) if date)
         scores.append((page.category, *estuka_prf([record.text for record in records], page.keys)))
         if progress:
             progress()
@@ -165,7 +168,7 @@ def evaluate_estuka(pages: Sequence[EstukaPage], extractors: Sequence[Extractor]
     return {
         "precision": _mean(s[1] for s in scores), "recall": _mean(s[2] for s in scores),
         "f1": _mean(s[3] for s in scores), "count_accuracy": None, "pages": len(scores),
-        "records_per_page": _mean(counts),
+        "records_per_page": _mean(counts), "date_kinds": dict(sorted(told.items())),
         "by_category": {category: _mean(values) for category, values in sorted(by_category.items())},
         **_timing(times),
     }
@@ -232,9 +235,33 @@ def evaluate_city_scrapers(pages: Sequence[CityScrapersPage], extractors: Sequen
             scores["count_ok"].append(len(records) == page.expected_count)
         if page.complete and page.items:
             scores["precision"].append(found / len(records) if records else 0.0)
+        _tally_date_kinds(page, records, scores["date_kinds"])
         if progress:
             progress()
     return {group: _city_scrapers_summary(scores) for group, scores in per_role.items()} | {"timing": _timing(times)}
+
+
+def _tally_date_kinds(page: CityScrapersPage, records: Sequence[ExtractedRecord], tally: list) -> None:
+    """How the records' dates were told apart (models.records.date_kinds), appended to `tally` as words: each
+    record's told kinds, and for each asserted meeting with a start that a record shows on its day, whether
+    that record tells it as the event's start, as a publication date (the meeting's own day: a wrong kind,
+    unless the page's markup calls it so), or not at all."""
+    tally.extend(kind for record in records for kind, date in (("published told", record.published),
+                                                               ("event told", record.event_start)) if date)
+    folded = [_fold(record.text) for record in records]
+    for title, start in page.items:
+        if not start:
+            continue
+        day = datetime.fromisoformat(start).date()
+        shown = [records[i] for i in _item_matches((title, start), folded)
+                 if records[i].date and records[i].date.date() == day]
+        if shown:
+            record = shown[0]
+            tally.append("meeting shown")
+            if record.event_start and record.event_start.date() == day:
+                tally.append("meeting told as event")
+            if record.published and record.published.date() == day:
+                tally.append("meeting told as published")
 
 
 def _city_scrapers_summary(scores: dict[str, list]) -> dict:
@@ -256,6 +283,7 @@ def _city_scrapers_summary(scores: dict[str, list]) -> dict:
         "records_per_page": _mean(scores["records"]),
         "items": sum(scores["asserted"]),
         "by_category": {host: _mean(values) for host, values in sorted(by_host.items())},
+        "date_kinds": dict(sorted(Counter(scores["date_kinds"]).items())),
     }
 
 

@@ -31,6 +31,7 @@ import lxml.html
 
 from models.records.data_regions import DataRegion, element_children, find_data_regions
 from models.records.place import record_place
+from models.records.date_kinds import record_date_kinds
 from models.records.dates import date_in_text, record_date
 from models.web.dom import normalize_space
 
@@ -71,6 +72,10 @@ class ExtractedRecord:
     text: str
     # Where the listed event takes place, as the record shows it ("" where it shows none).
     place: str = ""
+    # When the item was published and when its event begins, each where the record tells which date is which
+    # (models.records.date_kinds); `date` is the record's first date whatever its kind.
+    published: datetime | None = None
+    event_start: datetime | None = None
 
 
 class Item(Protocol):
@@ -188,9 +193,10 @@ def build_record(elements: list[lxml.html.HtmlElement], base_url: str, position:
     text = text_of(elements)
     url, title = _main_link(elements, base_url)
     title = title or _heading_text(elements) or _anchor_text(elements) or text
+    published, event_start = record_date_kinds(elements, text, day_first)
     return ExtractedRecord(item_url=url, title=title[:TITLE_CHARS], date=record_date(elements, text, day_first),
                            snippet=text[:SNIPPET_CHARS], position=position, text=text,
-                           place=record_place(elements, text))
+                           place=record_place(elements, text), published=published, event_start=event_start)
 
 
 @dataclass

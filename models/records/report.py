@@ -167,6 +167,12 @@ def print_evaluation(result: dict) -> None:
         for name, one in (("sourcewatch", figures), ("largest region", figures["largest_region"]),
                           ("baseline", figures["baseline"])):
             print(_line(name, one))
+        kinds = figures.get("date_kinds") or {}
+        print(f"  dates told apart: {kinds.get('published told', 0)} records with a publication date, "
+              f"{kinds.get('event told', 0)} with an event's start"
+              + (f"; of {kinds.get('meeting shown', 0)} asserted meetings a record shows on their day, "
+                 f"{kinds.get('meeting told as event', 0)} told as the event's start, "
+                 f"{kinds.get('meeting told as published', 0)} as a publication date" if kind == "city-scrapers" else ""))
         if kind == "city-scrapers":
             print(f"  (precision only over the {figures['precision_pages']} fully asserted pages; count accuracy "
                   f"over {figures['count_pages']} pages with a known count; detail/auxiliary pages apart in --json)")
@@ -180,4 +186,8 @@ def current_records(rows: list[dict]) -> list[str]:
         lines.append(f"  {date}  {row['title'][:60]:<60}  {row['item_url'] or '(no link)'}")
         if row.get("place"):
             lines.append(f"              at {row['place']}")
+        told = [f"{kind} {str(row[key])[:16]}" for kind, key in (("published", "published"),
+                                                                  ("event starts", "event_start")) if row.get(key)]
+        if told:
+            lines.append(f"              {', '.join(told)}")
     return lines

@@ -32,10 +32,12 @@ async function refreshSource() {
       {key: "first_seen", label: "first seen", render: (r) => new Date(r.first_seen).toLocaleString()},
       {key: "title", label: "item", cls: "title", render: (r) => safeLink(r.item_url, r.title)},
       {key: "date", label: "listed date", render: (r) => (r.date ? new Date(r.date).toLocaleDateString() : "–")},
+      {key: "event_start", label: "event starts", render: (r) => (r.event_start ? new Date(r.event_start).toLocaleString() : "–")},
     ], items.items.slice().reverse(), "no new items since the page was first read");
     fillTable("panel-records", [
       {key: "title", label: "record", cls: "title", render: (r) => safeLink(r.item_url, r.title)},
       {key: "date", label: "date", render: (r) => (r.date ? new Date(r.date).toLocaleDateString() : "–")},
+      {key: "event_start", label: "event starts", render: (r) => (r.event_start ? new Date(r.event_start).toLocaleString() : "–")},
       {key: "first_seen", label: "first seen", render: (r) => new Date(r.first_seen).toLocaleString()},
     ], records.records, "no records read from this page");
     status.className = "status";

@@ -20,7 +20,8 @@ from schemas.webhooks import WebhookDelivery, WebhookSet
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 RECORD = RecordExtracted(site="e.org", crawl_id="c", source_url="https://e.org/events",
                          page_url="https://e.org/events?page=2", item_url="https://e.org/1", title="Talk", date=NOW,
-                         snippet="…", place="City Hall, Room 1006", seen_at=NOW)
+                         snippet="…", place="City Hall, Room 1006", published=NOW - timedelta(days=9),
+                         event_start=NOW, seen_at=NOW)
 SAMPLES = {
     "pages.fetched": PageFetched(site="e.org", url="https://e.org/", final_url="https://e.org/", crawl_id="c",
                                  status=200, body="<p>", redirects=["https://e.org/"]),
@@ -36,7 +37,7 @@ SAMPLES = {
     "records.extracted": RECORD,
     "changes.detected": ItemDiscovered(site="e.org", crawl_id="c", source_url="https://e.org/events",
                                        page_url="https://e.org/events", item_url="https://e.org/1", title="Talk",
-                                       first_seen=NOW),
+                                       date=NOW, event_start=NOW, first_seen=NOW),
     "revisit.decisions": RevisitDecision(site="e.org", page_url="https://e.org/events", tick_at=NOW,
                                          policy="rc-1h", fetch=True),
     "revisit.observed": RevisitObserved(site="e.org", page_url="https://e.org/events", tick_at=NOW,
@@ -98,8 +99,16 @@ def test_an_item_read_again_keeps_one_row_with_its_first_and_last_sight(clickhou
         clickhouse.insert(table, rows)
     _, rows = clickhouse.query("SELECT first_seen, last_seen FROM records WHERE item_url = 'https://e.org/1'")
     assert [[value.replace(tzinfo=UTC) for value in row] for row in rows] == [[NOW, later]]
-    _, rows = clickhouse.query("SELECT place FROM records WHERE item_url = 'https://e.org/1'")
-    assert rows == [["City Hall, Room 1006"]]
+    _, rows = clickhouse.query("SELECT place, published, event_start FROM records WHERE item_url = 'https://e.org/1'")
+    assert [[row[0], *(value.replace(tzinfo=UTC) for value in row[1:])] for row in rows] == [
+        ["City Hall, Room 1006", NOW - timedelta(days=9), NOW]]
+
+
+def test_a_new_item_keeps_its_event_start_and_no_publication_date(clickhouse):
+    table, rows = rows_for("changes.detected", [SAMPLES["changes.detected"].model_copy(update={"event_id": "kinds"})])
+    clickhouse.insert(table, rows)
+    _, rows = clickhouse.query("SELECT date, published, event_start FROM changes WHERE event_id = 'kinds'")
+    assert rows[0][1] is None and rows[0][0].replace(tzinfo=UTC) == rows[0][2].replace(tzinfo=UTC) == NOW
 
 
 async def test_a_batch_whose_table_was_dropped_goes_in_once_the_table_is_back(clickhouse):
