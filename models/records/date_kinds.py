@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import lxml.html
 
-from models.records.dates import date_in_text, dates_in_text
+from models.records.dates import date_in_text, dates_in_text, month_numbers
 
 PUBLISHED = "published"
 EVENT = "event"
@@ -41,10 +41,10 @@ _EVENT_WORDS = re.compile(
     r"(?:\b(?:when|event date|starts?|starting|begins?|takes place|wann|termin|beginn|beginnt|veranstaltungsdatum|"
     r"quand|le rendez-vous|cuándo|fecha del evento|quando|wanneer|när|milloin|kiedy|когда|початок)\b|"
     r"日時|开始|開始|時間|일시)\W{0,3}(?:\w+\W{1,3}){0,4}$", re.IGNORECASE)
-# After a date, the rest of a range of days: "– 14 March", "to 14.3.", "bis 14.", "au 14".
-# (A time of day or a figure after a dash is no range: "3 March 2026 - 19:30", "16 Sep, 2008 -85%".)
-_RANGE_AFTER = re.compile(r"\s*(?:[-–—]|to|till|until|bis|au|al|tot|do|по)\s*\d{1,2}(?![\d%:h]|\s*[ap]\.?m)",
-                          re.IGNORECASE)
+# After a date, the rest of a range of days: a day and its month ("– 14 March", "bis 14. März", "to 14.3.").
+# (Not a bare number: "10 Feb 2017 - 12 Jacques Santer…" is a search result's date and snippet.)
+_RANGE_AFTER = re.compile(r"\s*(?:[-–—]|to|till|until|bis|au|al|tot|do|по)\s*(\d{1,2})(?:\.\d{1,2}\.|\.?\s*(?:de\s+)?"
+                          r"([^\W\d_]{3,12}))", re.IGNORECASE)
 # Before a date, a range's first day: "12 – 14 April 2026", "12.–14. April".
 _RANGE_BEFORE = re.compile(r"(?<![\d.])(\d{1,2})\.?\s*[-–—]\s*$")
 # Between a range's two dates: the second is the range's end, no date of a kind of its own.
@@ -138,7 +138,13 @@ def _written_dates(text: str, day_first: bool) -> list[tuple[datetime, str | Non
         if first_day:
             date = date.replace(day=int(first_day[1]))
         kind = (PUBLISHED if _PUBLISHED_WORDS.search(before)
-                else EVENT if _EVENT_WORDS.search(before) or first_day or _RANGE_AFTER.match(text, end) else None)
+                else EVENT if _EVENT_WORDS.search(before) or first_day or _range_follows(text, end) else None)
         dates.append((date, kind))
         previous_end = end
     return dates
+
+
+def _range_follows(text: str, end: int) -> bool:
+    """The date at `end` is a range's first day: a connector, a day and its month follow."""
+    match = _RANGE_AFTER.match(text, end)
+    return bool(match) and 1 <= int(match[1]) <= 31 and (match[2] is None or match[2].lower() in month_numbers())

@@ -43,12 +43,15 @@ def _day(month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
     ("<li><span class='tribe-event-date-start'>April 12, 2026 @ 7:00 pm</span> Fair</li>", None, _day(4, 12)),
     # A range of days is an event's, from its first day; the range's end is no date of its own.
     ("<li><a href='/e/1'>Fair</a> 12 – 14 April 2026</li>", None, _day(4, 12)),
+    ("<li><a href='/e/1'>Fair</a> 12 April 2026 – 14 April</li>", None, _day(4, 12)),
+    ("<li>Markt 14.4.2026 bis 16.4.</li>", None, _day(4, 14)),
     ("<li><a href='/e/1'>Fair</a> 12 April 2026 to 14 April 2026. Posted 1 March 2026</li>", _day(3, 1), _day(4, 12)),
     # Not told: a lone date, an hour or a discount after a dash, a span of years.
     ("<li><a href='/e/1'>Board meeting</a> March 3, 2026</li>", None, None),
     ("<li>Fair April 12, 2026 - 7:00 pm</li>", None, None),
     ("<li>The Witcher 16 Sep, 2026 -85% CDN$ 10.99</li>", None, None),
     ("<li>Year 2025-2026 report, March 3, 2026</li>", None, None),
+    ("<li>History 1999 10 Feb 2026 - 12 Jacques Santer calls for confidence</li>", None, None),
 ])
 def test_a_records_dates_are_told_apart_only_where_the_page_tells(html, published, event_start):
     assert _kinds(html) == RecordDates(published, event_start)
