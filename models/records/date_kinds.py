@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import lxml.html
 
-from models.records.dates import date_in_text, dates_in_text, month_numbers
+from models.records.dates import DATE_ATTRIBUTES, date_in_text, dates_in_text, month_numbers
 
 PUBLISHED = "published"
 EVENT = "event"
@@ -51,7 +51,6 @@ _RANGE_BEFORE = re.compile(r"(?<![\d.])(\d{1,2})\.?\s*[-–—]\s*$")
 _RANGE_JOIN = re.compile(r"^\s*(?:[-–—]|to|till|until|bis|au|al|tot|do|по)\s*$", re.IGNORECASE)
 # How far back from a date its words are looked for.
 _WORDS_BEFORE = 40
-_DATE_ATTRIBUTES = ("datetime", "content", "data-date", "data-start")
 _UNIX_EPOCH = datetime(1970, 1, 1).date()
 
 
@@ -80,7 +79,7 @@ def _marked_dates(elements: list[lxml.html.HtmlElement]) -> list[tuple[datetime,
             # Only attributes tell a date or a kind (most of a record's elements have none).
             if not isinstance(node.tag, str) or not node.attrib:
                 continue
-            value = next((node.get(name) for name in _DATE_ATTRIBUTES if node.get(name)), None)
+            value = next((node.get(name) for name in DATE_ATTRIBUTES if node.get(name)), None)
             if value and (date := date_in_text(value)):
                 if date.date() != _UNIX_EPOCH:  # an unset timestamp's placeholder
                     attributed.append((date, _marked_kind(node)))
@@ -91,7 +90,7 @@ def _marked_dates(elements: list[lxml.html.HtmlElement]) -> list[tuple[datetime,
 
 
 def _holds_date_attribute(node: lxml.html.HtmlElement) -> bool:
-    return any(isinstance(inner.tag, str) and any(inner.get(name) for name in _DATE_ATTRIBUTES)
+    return any(isinstance(inner.tag, str) and any(inner.get(name) for name in DATE_ATTRIBUTES)
                for inner in node.iter())
 
 

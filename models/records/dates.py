@@ -31,7 +31,7 @@ _TIME_AFTER = re.compile(r"\s*(?:,|at|um|à|a las|alle|om|kl\.?|·|-|—)?\s*(\d
 # holds none, and is told so by one scan instead of five.
 _DATE_HINT = re.compile(r"\d{4}|\d[/.]\d|年")
 _DIGIT = re.compile(r"\d")
-_DATE_ATTRIBUTES = ("datetime", "content", "data-date", "data-start")
+DATE_ATTRIBUTES = ("datetime", "content", "data-date", "data-start")
 # A month word beside a day, with or without a year (event lists often leave the year out: "Apr 17", "17 avril").
 _DAY_MONTH = re.compile(r"(?<!\w)(\d{1,2})(?:st|nd|rd|th|er|\.|º)?\s*(?:de\s+)?([^\W\d_]{3,12})(?![^\W\d_])")
 _MONTH_DAY = re.compile(r"(?<!\w)([^\W\d_]{3,12})\.?\s*(\d{1,2})(?:st|nd|rd|th)?(?!\d)")
@@ -174,7 +174,7 @@ def record_date(elements: list[lxml.html.HtmlElement], text: str, day_first: boo
     """A record's date: a <time datetime> or similar attribute inside it, else the first date in its text."""
     for element in elements:
         for node in element.iter("time", "meta", "span", "abbr"):
-            for name in _DATE_ATTRIBUTES:
+            for name in DATE_ATTRIBUTES:
                 value = node.get(name)
                 if value and (date := date_in_text(value)):
                     return date
