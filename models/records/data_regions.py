@@ -106,6 +106,10 @@ class TagStrings:
         """Same tag, and class names that mostly agree (Jaccard ≥ CLASS_AGREEMENT; order ignored)."""
         if left.tag != right.tag:
             return False
+        raw = left.get("class")
+        if raw == right.get("class"):
+            # One class attribute, as siblings built from one template mostly write it: no sets to compare.
+            return bool(raw) and not raw.isspace()
         a, b = self.class_names(left), self.class_names(right)
         return bool(a and b) and len(a & b) >= CLASS_AGREEMENT * len(a | b)
 

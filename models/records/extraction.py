@@ -362,7 +362,8 @@ def sibling_groups(root: lxml.html.HtmlElement, min_members: int, shared_classes
     than any one class set holds: items some of which add classes of their own (a position — "first",
     "clearLeft" —, a post's id)."""
     for parent in root.iter():
-        if not isinstance(parent.tag, str):
+        # len() counts every child node in C: most elements have too few children to hold a group.
+        if len(parent) < min_members or not isinstance(parent.tag, str):
             continue
         by_class: dict[tuple[str, str], list[lxml.html.HtmlElement]] = defaultdict(list)
         children = element_children(parent)
