@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Protocol
 
 from models.records.data import CityScrapersPage, EstukaPage, SnapshotList
-from models.records.extraction import ExtractedRecord, sibling_group_baseline
+from models.records.extraction import ExtractedRecord, record_key, sibling_group_baseline
 from models.records.main_list import extract_list, extract_records
 from models.records.ranker import LargestRegion, Ranking
 from models.records.witnesses import Fingerprint, merged, page_fingerprint, witnesses_by_site
@@ -122,6 +122,12 @@ def _timed(extractor: Extractor, html: str, url: str, witness: Fingerprint, time
     return records
 
 
+def merged_away(records: Sequence[ExtractedRecord]) -> int:
+    """How many of a page's records the stream would take for another record of the page: the same link, title
+    and date (record_key) — one item to it, the others never reported."""
+    return len(records) - len({record_key(record) for record in records})
+
+
 def _timing(times: list[float]) -> dict:
     if not times:
         return {}
@@ -154,9 +160,11 @@ def evaluate_estuka(pages: Sequence[EstukaPage], extractors: Sequence[Extractor]
     times: list[float] = []
     counts: list[int] = []
     told: Counter[str] = Counter()
+    merged_records = 0
     for page, read, witness in zip(pages, extractors, witnesses, strict=True):
         records = _timed(read, page.html, ESTUKA_URL, witness, times)
         counts.append(len(records))
+        merged_records += merged_away(records)
         told.update(kind for record in records for kind, date in (("published told", record.published),
                                                                     ("event told", record.event_start)) if date)
         scores.append((page.category, *estuka_prf([record.text for record in records], page.keys)))
@@ -168,7 +176,8 @@ def evaluate_estuka(pages: Sequence[EstukaPage], extractors: Sequence[Extractor]
     return {
         "precision": _mean(s[1] for s in scores), "recall": _mean(s[2] for s in scores),
         "f1": _mean(s[3] for s in scores), "count_accuracy": None, "pages": len(scores),
-        "records_per_page": _mean(counts), "date_kinds": dict(sorted(told.items())),
+        "records_per_page": _mean(counts), "records_merged_away": merged_records,
+        "date_kinds": dict(sorted(told.items())),
         "by_category": {category: _mean(values) for category, values in sorted(by_category.items())},
         **_timing(times),
     }
@@ -227,6 +236,7 @@ def evaluate_city_scrapers(pages: Sequence[CityScrapersPage], extractors: Sequen
         scores = per_role[group]
         scores["pages"].append(page.host)
         scores["records"].append(len(records))
+        scores["merged_away"].append(merged_away(records))
         if page.items:
             scores["found"].append(found)
             scores["asserted"].append(len(page.items))
@@ -281,6 +291,7 @@ def _city_scrapers_summary(scores: dict[str, list]) -> dict:
         "count_pages": len(scores["count_ok"]),
         "pages": len(scores["pages"]),
         "records_per_page": _mean(scores["records"]),
+        "records_merged_away": sum(scores["merged_away"]),
         "items": sum(scores["asserted"]),
         "by_category": {host: _mean(values) for host, values in sorted(by_host.items())},
         "date_kinds": dict(sorted(Counter(scores["date_kinds"]).items())),

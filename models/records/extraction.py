@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
@@ -161,18 +161,54 @@ def item_link(base_url: str, href: str | None) -> str:
     return absolute.split("#", 1)[0]
 
 
-def _main_link(elements: list[lxml.html.HtmlElement], base_url: str) -> tuple[str, str]:
-    """(item URL, title) of a record: a link inside a heading first, else the link with the longest text,
-    else the first link (an image link)."""
+class ListLinks(NamedTuple):
+    """What the records of one list link to and with what words: a link target or anchor text that several
+    records show is the list's, not an item's — a tag, category, brand or committee page every record links,
+    a "Meeting details" or "Read more" label."""
+
+    shared_urls: frozenset[str] = frozenset()
+    shared_texts: frozenset[str] = frozenset()
+
+
+def list_links(records: list[list[lxml.html.HtmlElement]], base_url: str) -> ListLinks:
+    urls: Counter[str] = Counter()
+    texts: Counter[str] = Counter()
+    for elements in records:
+        anchors = list(record_anchors(elements))
+        urls.update({url for a in anchors if (url := item_link(base_url, a.get("href")))})
+        texts.update({text for a in anchors if (text := text_of([a]))})
+    return ListLinks(frozenset(url for url, records in urls.items() if records > 1),
+                     frozenset(text for text, records in texts.items() if records > 1))
+
+
+def _main_link(elements: list[lxml.html.HtmlElement], base_url: str,
+               links: ListLinks = ListLinks()) -> tuple[str, str]:
+    """(item URL, title) of a record: a link inside a heading first (the record's own before one the list's
+    other records link too), else the record's own link with the longest text (a card's tag link must not
+    stand for its post), else any link with the longest text, else the first link (an image link). The title
+    is that link's text, unless other records show the same words on a link (a label): then the longest text
+    of any of the record's links, as where the record has no link of its own."""
     anchors = [a for element in elements for a in ([element] if element.tag == "a" else element.iter("a"))]
     linked = [(a, url) for a in anchors if (url := item_link(base_url, a.get("href")))]
     if not linked:
         return "", ""
     in_heading = [(a, url) for a, url in linked
-                  if any(ancestor.tag in ("h1", "h2", "h3", "h4", "h5", "h6") for ancestor in a.iterancestors())
-                  or any(True for _ in a.iter("h1", "h2", "h3", "h4", "h5", "h6"))]
-    anchor, url = (in_heading or sorted(linked, key=lambda pair: -len(text_of([pair[0]]))))[0]
-    return url, text_of([anchor])
+                  if any(ancestor.tag in _HEADINGS for ancestor in a.iterancestors())
+                  or any(True for _ in a.iter(*_HEADINGS))]
+    own = [(a, url) for a, url in linked if url not in links.shared_urls]
+    anchor, url = next(iter([pair for pair in in_heading if pair in own] or in_heading
+                            or _longest_text_first(own or linked)))
+    title = text_of([anchor])
+    if not in_heading and own and len(own) < len(linked) and (not title or title in links.shared_texts):
+        title = text_of([_longest_text_first(linked)[0][0]])
+    return url, title
+
+
+def _longest_text_first(linked: list[tuple[lxml.html.HtmlElement, str]]) -> list[tuple[lxml.html.HtmlElement, str]]:
+    return sorted(linked, key=lambda pair: -len(text_of([pair[0]])))
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
 def _heading_text(elements: list[lxml.html.HtmlElement]) -> str:
@@ -189,9 +225,10 @@ def _anchor_text(elements: list[lxml.html.HtmlElement]) -> str:
 
 
 def build_record(elements: list[lxml.html.HtmlElement], base_url: str, position: int,
-                 day_first: bool = False) -> ExtractedRecord:
+                 day_first: bool = False, links: ListLinks = ListLinks()) -> ExtractedRecord:
+    """One record of a list; `links`: what the list's records link in common (list_links)."""
     text = text_of(elements)
-    url, title = _main_link(elements, base_url)
+    url, title = _main_link(elements, base_url, links)
     title = title or _heading_text(elements) or _anchor_text(elements) or text
     published, event_start = record_date_kinds(elements, text, day_first)
     return ExtractedRecord(item_url=url, title=title[:TITLE_CHARS], date=record_date(elements, text, day_first),

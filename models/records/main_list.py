@@ -15,6 +15,7 @@ from models.records.dates import numeric_day_first
 from models.records.extraction import (
     Extraction,
     in_navigation,
+    list_links,
     text_of,
     build_record,
     record_key,
@@ -33,7 +34,9 @@ def _extraction(regions: list[ListCandidate], chosen: ListCandidate | None, base
         return Extraction(region_texts=(texts[0], texts[1]), regions=len(regions))
     language = chosen.region.parent.getroottree().getroot().get("lang") or ""
     day_first = numeric_day_first(chosen.texts, language)
-    records = [build_record(nodes, base_url, position, day_first) for position, nodes in enumerate(chosen.records)]
+    links = list_links(chosen.records, base_url)
+    records = [build_record(nodes, base_url, position, day_first, links)
+               for position, nodes in enumerate(chosen.records)]
     return Extraction(records=records, template=region_template(chosen),
                       region_texts=(texts[0], texts[1]), regions=len(regions),
                       in_navigation=in_navigation(chosen.region.parent))

@@ -147,6 +147,8 @@ def _line(name: str, result: dict) -> str:
         figures.append(f"extraction p50/p99 {timing['ms_p50']}/{timing['ms_p99']} ms, {timing['pages_per_s']} pages/s")
     if result.get("records_per_page") is not None:
         figures.append(f"{result['records_per_page']} records per page")
+    if result.get("records_merged_away"):
+        figures.append(f"{result['records_merged_away']} records sharing another's link, title and date")
     return f"  {name:<15} " + ", ".join(figures)
 
 

@@ -1,6 +1,9 @@
 """How records are scored against labels: one-to-one matches, text compared as pages and labels write it."""
 
-from models.records.evaluation import estuka_prf
+from datetime import UTC, datetime
+
+from models.records.evaluation import estuka_prf, merged_away
+from models.records.extraction import ExtractedRecord
 
 
 def test_a_record_matches_a_label_whose_first_field_its_text_shows_once():
@@ -25,3 +28,13 @@ def test_a_question_mark_still_needs_a_character_and_the_rest_must_match():
     assert estuka_prf(["What is new"], ["What is new?"])[1] == 0.0
     assert estuka_prf(["Your information › Join AAdvantage"], ["Your information ? Join Delta"])[1] == 0.0
     assert estuka_prf(["What is new? Everything"], ["What is new?"])[1] == 1.0
+
+
+def test_records_the_stream_would_take_for_one_item_are_counted():
+    def record(url: str, title: str, day: int | None = None) -> ExtractedRecord:
+        return ExtractedRecord(url, title, datetime(2024, 3, day, tzinfo=UTC) if day else None, title, 0, title)
+
+    records = [record("/tags/appeal", "appeal"), record("/tags/appeal", "appeal"), record("/tags/appeal", "appeal"),
+               record("/events/summit", "Summit", 1), record("/events/summit", "Summit", 2)]
+    assert merged_away(records) == 2  # three cards as one item; two dated sessions stay two
+    assert merged_away([]) == 0

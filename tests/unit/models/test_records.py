@@ -127,6 +127,44 @@ def test_record_keys_tell_two_events_that_share_a_link_apart():
     assert len({record_key(r) for r in records}) == 3
 
 
+def _card(slug: str, title: str, tag: str = "appeal") -> str:
+    # A theme's news card: an image link and a title link to the post, and a tag link every card shows.
+    return (f'<div class="column"><div class="card"><figure><a href="/news/{slug}/"><img src="/{slug}.jpg" '
+            f'alt="{title}"></a></figure><div class="card-content"><a class="title" href="/news/{slug}/">{title}'
+            f'</a><p class="tags"><a href="/tags/{tag}">{tag}</a></p></div></div></div>')
+
+
+def test_a_link_every_record_shows_does_not_stand_for_an_item():
+    # "Santa" is shorter than the tag "appeal": the longest link text alone took the tag page for the post, and
+    # both cards — one link, one title, no date — for one item.
+    html = f"<html><body><main><div class='columns'>{_card('santa', 'Santa')}{_card('fair', 'Fair')}</div></main></body></html>"
+    records = extract_records(parse_html(html), BASE).records
+    assert [(r.item_url, r.title) for r in records] == [("https://club.example.org/news/santa/", "Santa"),
+                                                        ("https://club.example.org/news/fair/", "Fair")]
+    assert len({record_key(r) for r in records}) == 2
+
+
+def test_a_label_on_each_records_own_link_leaves_the_title_to_the_records_words():
+    # A meeting calendar: each row links its committee (each committee meets twice) and its own details page.
+    meetings = ((4, "parks"), (11, "budget"), (18, "parks"), (25, "budget"))
+    rows = "".join(f'<tr><td><a href="/committees/{committee}">Committee on {committee.title()}</a></td>'
+                   f'<td>March {day}, 2024</td><td><a href="/meetings/{day}">Meeting details</a></td></tr>'
+                   for day, committee in meetings)
+    html = f"<html><body><main><table>{rows}</table></main></body></html>"
+    records = extract_records(parse_html(html), BASE).records
+    assert [(r.item_url, r.title) for r in records] == [
+        (f"https://club.example.org/meetings/{day}", f"Committee on {committee.title()}") for day, committee in meetings]
+
+
+def test_a_heading_link_is_the_item_even_where_records_share_it():
+    # Two sessions of one event, each with its own booking link: the heading names the item.
+    items = "".join(f'<li><h3><a href="/events/summit/">Summit</a></h3><p>Session {n}, May {n}, 2024</p>'
+                    f'<a href="/book?session={n}">Book a seat for this session now</a></li>' for n in (1, 2, 3))
+    records = extract_records(parse_html(f"<html><body><main><ul>{items}</ul></main></body></html>"), BASE).records
+    assert {(r.item_url, r.title) for r in records} == {("https://club.example.org/events/summit/", "Summit")}
+    assert len({record_key(r) for r in records}) == 3  # told apart by their dates
+
+
 def test_the_baseline_groups_siblings_by_tag_and_class():
     items = "".join(_event(n) for n in range(1, 6))
     records = sibling_group_baseline(parse_html(_page(items)), BASE)
