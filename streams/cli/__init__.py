@@ -63,3 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     except CommandError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.code
+    except BrokenPipeError:
+        # The reader left (`sourcewatch records URL | head`): no traceback, and nothing more written to the
+        # closed pipe when Python flushes stdout on exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -22,6 +22,29 @@ from streams.cli.base import (
 from streams.cli.sql import print_table, read_table
 
 
+def _figures(row: dict, names: tuple[str, ...]) -> str:
+    """The figures named, "–" for one not known yet (a page not revisited since its first read has none)."""
+    return "  ".join(f"{name} {row[name]:.3f}" if row.get(name) is not None else f"{name} –" for name in names)
+
+
+def _print_status(rows: list[dict]) -> None:
+    """Each watched page on a line of its own, its figures indented below it: a table of URLs and nine columns
+    is cut to nothing in a terminal (or a pipe's 80 columns)."""
+    from infra.queries import REVISIT_FIGURES
+
+    if not rows:
+        print("no watched page has figures yet (a running worker reports them from a page's first read)")
+        return
+    print(f"{len(rows)} watched pages")
+    for row in rows:
+        print(row["source"])
+        print(f"  {_figures(row, REVISIT_FIGURES)}")
+        hours = row.get("known_hours")
+        known = "–" if hours is None else f"{hours:.0f} h"
+        rate = _figures(row, ("updates_per_day",))
+        print(f"  {rate}  known {known}  peaks {row.get('peaks') or '–'}  updated {row.get('updated')}")
+
+
 class Watch(Command):
     name = "watch"
     help = "add source pages to the revisit watch list, or show their figures"
@@ -45,7 +68,11 @@ class Watch(Command):
         from jobs.watch import add_sources, run_watch, watch_requests
 
         if args.status:
-            return print_table(*read_table(watch_status()), args.json)
+            columns, rows = read_table(watch_status())
+            if args.json:
+                return print_table(columns, rows, True)
+            _print_status([dict(zip(columns, row)) for row in rows])
+            return 0
         if args.target_timeliness is not None:
             if not args.run:
                 raise CommandError("--target-timeliness sets the worker this command runs (--run); for your "
@@ -76,7 +103,5 @@ class Watch(Command):
             print(f"watched {len(sources)} source pages for {summary['seconds']} s: {summary['decisions']} "
                   f"decisions, {summary['fetches']} revisits")
             for row in summary["sources"]:
-                figures = "  ".join(f"{name} {row[name]:.3f}" if row[name] is not None else f"{name} –"
-                                    for name in REVISIT_FIGURES)
-                print(f"  {row['source']}  {figures}")
+                print(f"  {row['source']}  {_figures(row, REVISIT_FIGURES)}")
         return code if summary else (code or 1)

@@ -4,6 +4,9 @@ command is refused, and a command's own error comes out as `error: …` with exi
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +87,18 @@ def test_the_parser_is_assembled_from_one_class_per_command():
     assert len(names) == len(set(names))
     subparsers = next(action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
     assert sorted(subparsers.choices) == sorted(names)
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly():
+    # `sourcewatch records URL | head`: the pipe closes while the command still prints.
+    program = ("import streams.cli.sql as sql\n"
+               "sql.Sql.run = lambda self, args: [print('row', n) for n in range(200_000)] and 0\n"
+               "from streams.cli import main\n"
+               "raise SystemExit(main(['sql', 'SELECT 1']))\n")
+    reader = subprocess.Popen(["head", "-n", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    command = subprocess.run([sys.executable, "-c", program], stdout=reader.stdin, stderr=subprocess.PIPE, timeout=60,
+                             cwd=Path(__file__).resolve().parents[3])
+    reader.stdin.close()
+    assert reader.stdout.read() == b"row 0\n"
+    reader.wait(timeout=10)
+    assert command.returncode == 0 and b"Traceback" not in command.stderr, command.stderr.decode()
