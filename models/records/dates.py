@@ -32,6 +32,9 @@ _TIME_AFTER = re.compile(r"\s*(?:,|at|um|à|a las|alle|om|kl\.?|·|-|—)?\s*(\d
 _DATE_HINT = re.compile(r"\d{4}|\d[/.]\d|年")
 _DIGIT = re.compile(r"\d")
 DATE_ATTRIBUTES = ("datetime", "content", "data-date", "data-start")
+# Years before this are no date: an unset date's placeholder ("0001-01-01", "1 January 0001": Go's and Hugo's zero
+# time, which theme templates print for a post without one).
+EARLIEST_YEAR = 1000
 # A month word beside a day, with or without a year (event lists often leave the year out: "Apr 17", "17 avril").
 _DAY_MONTH = re.compile(r"(?<!\w)(\d{1,2})(?:st|nd|rd|th|er|\.|º)?\s*(?:de\s+)?([^\W\d_]{3,12})(?![^\W\d_])")
 _MONTH_DAY = re.compile(r"(?<!\w)([^\W\d_]{3,12})\.?\s*(\d{1,2})(?:st|nd|rd|th)?(?!\d)")
@@ -62,6 +65,8 @@ def has_time_of_day(moment: datetime) -> bool:
 
 
 def _utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime | None:
+    if year < EARLIEST_YEAR:
+        return None
     try:
         return datetime(year, month, day, hour, minute, tzinfo=UTC)
     except ValueError:

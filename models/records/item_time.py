@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import lxml.html
 
-from models.records.dates import date_in_text, has_time_of_day, numeric_day_first
+from models.records.dates import EARLIEST_YEAR, date_in_text, has_time_of_day, numeric_day_first
 from models.records.extraction import drop_invisible
 
 _PUBLISHED_META = ("article:published_time", "og:published_time", "datepublished", "dc.date.issued",
@@ -31,6 +31,8 @@ def _iso_time(value: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
+        return None
+    if moment.year < EARLIEST_YEAR:  # a theme's placeholder for a page without a date
         return None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 

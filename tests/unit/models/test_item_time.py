@@ -44,3 +44,10 @@ def test_a_time_on_another_day_than_the_listed_one_is_not_the_publication():
 def test_hidden_text_is_not_read():
     html = '<html><body><p hidden>05 Mar 2024 03:00</p><p>05 Mar 2024 09:45</p></body></html>'
     assert _time(html) == datetime(2024, 3, 5, 9, 45, tzinfo=UTC)
+
+
+def test_a_themes_zero_date_is_no_time():
+    # Hugo prints Go's zero time for a page without a date; an undated listing would take it for the item's.
+    html = ('<html><head><meta property="article:published_time" content="0001-01-01T00:00:00+00:00"></head>'
+            '<body><p>Hello</p></body></html>')
+    assert _time(html, listed=None) is None

@@ -32,7 +32,9 @@ def test_dates_in_text(text, expected):
     assert date_in_text(text) == datetime(*expected, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("text", ["Room 12 2019", "31 juin 2020", "version 1.2.3", "", "call 555-1234"])
+@pytest.mark.parametrize("text", ["Room 12 2019", "31 juin 2020", "version 1.2.3", "", "call 555-1234",
+                                  # A theme's placeholder for a post without a date (Go's and Hugo's zero time).
+                                  "← → 1 January 0001", "0001-01-01T00:00:00Z"])
 def test_text_without_a_valid_date(text):
     assert date_in_text(text) is None
 
