@@ -31,6 +31,7 @@ from models.records.witnesses import Fingerprint, TemplateReader, structure_show
 from models.records.dates import date_in_text, mentions_time_of_day, names_day_of_month
 from models.records.extraction import (
     CONTENT_TAGS,
+    HEADINGS,
     LINE_CLASS,
     RegionCandidate,
     has_item_link,
@@ -214,9 +215,6 @@ def _newest_date_features(newest: datetime | None, page_newest: datetime | None)
     return float(days <= 0), min(math.log1p(days) / math.log1p(NEWEST_DATE_HORIZON_DAYS), 1.0)
 
 
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-
-
 class _DatesShown(NamedTuple):
     date: datetime | None  # the first full date written
     dated: bool
@@ -254,7 +252,7 @@ def _record_links(nodes: list[lxml.html.HtmlElement], base_url: str,
             anchor = anchors_read[element] = _Anchor(bool(item_link(base_url, href)),
                                                      letters_of(element.text_content()), href)
         anchors.append(anchor)
-    headed = any(node.tag in _HEADINGS or any(True for _ in node.iter(*_HEADINGS)) for node in nodes)
+    headed = any(node.tag in HEADINGS or any(True for _ in node.iter(*HEADINGS)) for node in nodes)
     return _RecordLinks(any(anchor.item for anchor in anchors), headed, sum(anchor.letters for anchor in anchors),
                         frozenset(anchor.href for anchor in anchors if anchor.href))
 

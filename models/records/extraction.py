@@ -53,6 +53,7 @@ BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h
 LINE_CLASS = "sourcewatch-line"
 MIN_LINES = 3
 CONTENT_TAGS = frozenset({"main", "article"})
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 NAVIGATION_ROLES = frozenset({"navigation", "banner", "contentinfo", "menu", "menubar"})
 INVISIBLE_TAGS = ("script", "style", "noscript", "template")
 # `aria-hidden` is not among them: it hides an element from screen readers, not from the eye (Google Play's
@@ -188,16 +189,14 @@ def _main_link(elements: list[lxml.html.HtmlElement], base_url: str,
     stand for its post), else any link with the longest text, else the first link (an image link). The title
     is that link's text, unless other records show the same words on a link (a label): then the longest text
     of any of the record's links, as where the record has no link of its own."""
-    anchors = [a for element in elements for a in ([element] if element.tag == "a" else element.iter("a"))]
-    linked = [(a, url) for a in anchors if (url := item_link(base_url, a.get("href")))]
+    linked = [(a, url) for a in record_anchors(elements) if (url := item_link(base_url, a.get("href")))]
     if not linked:
         return "", ""
     in_heading = [(a, url) for a, url in linked
-                  if any(ancestor.tag in _HEADINGS for ancestor in a.iterancestors())
-                  or any(True for _ in a.iter(*_HEADINGS))]
+                  if any(ancestor.tag in HEADINGS for ancestor in a.iterancestors())
+                  or any(True for _ in a.iter(*HEADINGS))]
     own = [(a, url) for a, url in linked if url not in links.shared_urls]
-    anchor, url = next(iter([pair for pair in in_heading if pair in own] or in_heading
-                            or _longest_text_first(own or linked)))
+    anchor, url = ([pair for pair in in_heading if pair in own] or in_heading or _longest_text_first(own or linked))[0]
     title = text_of([anchor])
     if not in_heading and own and len(own) < len(linked) and (not title or title in links.shared_texts):
         title = text_of([_longest_text_first(linked)[0][0]])
@@ -208,19 +207,17 @@ def _longest_text_first(linked: list[tuple[lxml.html.HtmlElement, str]]) -> list
     return sorted(linked, key=lambda pair: -len(text_of([pair[0]])))
 
 
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-
 
 def _heading_text(elements: list[lxml.html.HtmlElement]) -> str:
     for element in elements:
-        for heading in element.iter("h1", "h2", "h3", "h4", "h5", "h6", "strong", "b"):
+        for heading in element.iter(*HEADINGS, "strong", "b"):
             if text := text_of([heading]):
                 return text
     return ""
 
 
 def _anchor_text(elements: list[lxml.html.HtmlElement]) -> str:
-    texts = [text_of([a]) for element in elements for a in ([element] if element.tag == "a" else element.iter("a"))]
+    texts = [text_of([a]) for a in record_anchors(elements)]
     return max(texts, key=len, default="")
 
 
