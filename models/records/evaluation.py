@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Protocol
 
 from models.records.data import CityScrapersPage, EstukaPage, SnapshotList
-from models.records.extraction import ExtractedRecord, record_key, sibling_group_baseline
+from models.records.extraction import ExtractedRecord, item_link, record_key, sibling_group_baseline
 from models.records.main_list import extract_list, extract_records
 from models.records.ranker import LargestRegion, Ranking
 from models.records.witnesses import Fingerprint, merged, page_fingerprint, witnesses_by_site
@@ -305,6 +305,7 @@ def evaluate_snapshots(lists: Sequence[SnapshotList], ranker: Ranking | None = N
     per_list = {}
     for listing in lists:
         parsed = [(parse_html(html), url) for url, html in listing.pages]
+        linked = listing.item_urls & _page_links(parsed)  # before extraction edits the pages
         if baseline:
             records = [r for root, url in parsed for r in sibling_group_baseline(root, url)]
         else:
@@ -313,13 +314,32 @@ def evaluate_snapshots(lists: Sequence[SnapshotList], ranker: Ranking | None = N
         links = {record.item_url for record in records}
         texts = [_fold(record.text) for record in records]
         by_title = {url for url, title in listing.item_titles.items() if any(_fold(title) in t for t in texts)}
+        titled = {record.item_url for record in records
+                  if _fold(record.title) == _fold(listing.item_titles.get(record.item_url, "\0"))}
         per_list[listing.name] = {
             "pages": len(listing.pages), "items": len(listing.item_urls), "records": len(records),
+            "items_linked": len(linked), "links_found": len(linked & links),
+            "titles_known": len(listing.item_titles.keys() & links), "titles_right": len(listing.item_urls & titled),
             "item_link_recall": round(len(listing.item_urls & links) / len(listing.item_urls), 4),
             "item_recall": round(len(listing.item_urls & (links | by_title)) / len(listing.item_urls), 4)}
     items = sum(result["items"] for result in per_list.values())
+    linked = sum(result["items_linked"] for result in per_list.values())
+    found = sum(result["links_found"] for result in per_list.values())
+    titles = sum(result["titles_known"] for result in per_list.values())
     return {
         "item_link_recall": round(sum(r["item_link_recall"] * r["items"] for r in per_list.values()) / items, 4),
         "item_recall": round(sum(r["item_recall"] * r["items"] for r in per_list.values()) / items, 4),
+        # The issue's "where links are internal": items the listing's own pages link to (a listing that
+        # links each item to another site's page cannot give the feed's link).
+        "items_linked": linked,
+        "linked_item_link_recall": round(found / linked, 4) if linked else None,
+        # Of the items found by their link with a title in the feed, the share whose record's title is the feed's.
+        "title_accuracy": round(sum(r["titles_right"] for r in per_list.values()) / titles, 4) if titles else None,
         "listings": len(per_list), "items": items, "by_listing": per_list,
     } if per_list else {}
+
+
+def _page_links(parsed: Sequence[tuple]) -> set[str]:
+    """Every link target on a listing's pages, as item links are resolved."""
+    return {link for root, url in parsed if root is not None
+            for anchor in root.iter("a") if (link := item_link(url, anchor.get("href")))}

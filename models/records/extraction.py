@@ -187,8 +187,9 @@ def _main_link(elements: list[lxml.html.HtmlElement], base_url: str,
     """(item URL, title) of a record: a link inside a heading first (the record's own before one the list's
     other records link too), else the record's own link with the longest text (a card's tag link must not
     stand for its post), else any link with the longest text, else the first link (an image link). The title
-    is that link's text, unless other records show the same words on a link (a label): then the longest text
-    of any of the record's links, as where the record has no link of its own."""
+    is that link's text, unless other records show the same words on a link (a label, "Read more…"): then the
+    longer of the record's first heading (a card whose title is not a link; not a short stat line a tile heads
+    with) and the longest text of any of its links."""
     linked = [(a, url) for a in record_anchors(elements) if (url := item_link(base_url, a.get("href")))]
     if not linked:
         return "", ""
@@ -198,8 +199,8 @@ def _main_link(elements: list[lxml.html.HtmlElement], base_url: str,
     own = [(a, url) for a, url in linked if url not in links.shared_urls]
     anchor, url = ([pair for pair in in_heading if pair in own] or in_heading or _longest_text_first(own or linked))[0]
     title = text_of([anchor])
-    if not in_heading and own and len(own) < len(linked) and (not title or title in links.shared_texts):
-        title = text_of([_longest_text_first(linked)[0][0]])
+    if not in_heading and (not title or title in links.shared_texts):
+        title = max(_heading_text(elements, HEADINGS), text_of([_longest_text_first(linked)[0][0]]), key=len)
     return url, title
 
 
@@ -208,9 +209,9 @@ def _longest_text_first(linked: list[tuple[lxml.html.HtmlElement, str]]) -> list
 
 
 
-def _heading_text(elements: list[lxml.html.HtmlElement]) -> str:
+def _heading_text(elements: list[lxml.html.HtmlElement], tags: tuple[str, ...] = (*HEADINGS, "strong", "b")) -> str:
     for element in elements:
-        for heading in element.iter(*HEADINGS, "strong", "b"):
+        for heading in element.iter(*tags):
             if text := text_of([heading]):
                 return text
     return ""

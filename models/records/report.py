@@ -157,8 +157,10 @@ def print_evaluation(result: dict) -> None:
         print(f"site snapshots: {result['listings']} listings with known items ({result['items']} items)")
         for name, figures in (("sourcewatch", result), ("largest region", result["largest_region"]),
                               ("baseline", result["baseline"])):
-            print(f"  {name:<15} item-link recall {figures['item_link_recall']:.3f}, "
-                  f"item recall (link or feed title) {figures['item_recall']:.3f}")
+            print(f"  {name:<15} item-link recall {figures['item_link_recall']:.3f} "
+                  f"({figures['linked_item_link_recall']:.3f} of the {figures['items_linked']} items the listings "
+                  f"link), item recall (link or feed title) {figures['item_recall']:.3f}, "
+                  f"title as the feed's on {figures['title_accuracy']:.3f} of those found by link")
         return
     print(f"sourcewatch: {result['protocol']['sourcewatch']}")
     for kind in LABELLED_SETS:

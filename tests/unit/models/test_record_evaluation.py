@@ -2,7 +2,8 @@
 
 from datetime import UTC, datetime
 
-from models.records.evaluation import estuka_prf, merged_away
+from models.records.data import SnapshotList
+from models.records.evaluation import estuka_prf, evaluate_snapshots, merged_away
 from models.records.extraction import ExtractedRecord
 
 
@@ -38,3 +39,17 @@ def test_records_the_stream_would_take_for_one_item_are_counted():
                record("/events/summit", "Summit", 1), record("/events/summit", "Summit", 2)]
     assert merged_away(records) == 2  # three cards as one item; two dated sessions stay two
     assert merged_away([]) == 0
+
+
+def test_snapshot_link_recall_is_also_given_over_the_items_the_listing_links_and_titles_against_the_feed():
+    def listing(name: str, href: str) -> SnapshotList:
+        cards = "".join(f'<div class="card"><h3>Post number {n}</h3><p>About post {n}, in a few words.</p>'
+                        f'<a href="{href}{n}">Read more</a></div>' for n in range(4))
+        feed = {f"https://club.example/news/{n}": f"Post number {n}" if n < 2 else "Another title" for n in range(4)}
+        page = ("https://club.example/news/", f"<html><body><main>{cards}</main></body></html>")
+        return SnapshotList(name=name, pages=[page], item_urls=set(feed), item_titles=feed)
+    # The second listing links its items to another site's pages: its four items count in the plain figure only.
+    result = evaluate_snapshots([listing("own", "/news/"), listing("elsewhere", "https://video.example/watch/")])
+    assert (result["items"], result["items_linked"]) == (8, 4)
+    assert (result["item_link_recall"], result["linked_item_link_recall"]) == (0.5, 1.0)
+    assert result["title_accuracy"] == 0.5  # the heading is the title; two of the feed's titles differ

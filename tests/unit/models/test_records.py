@@ -156,6 +156,17 @@ def test_a_label_on_each_records_own_link_leaves_the_title_to_the_records_words(
         (f"https://club.example.org/meetings/{day}", f"Committee on {committee.title()}") for day, committee in meetings]
 
 
+def test_a_card_whose_heading_is_not_a_link_is_titled_by_its_heading_not_its_button():
+    # A news grid: each card's title is an unlinked heading and its only link a "Read more…" button.
+    titles = ("Spring workshop", "Summer camp report", "Board election results")
+    cards = "".join(f'<div class="grid-item"><h3>{title}</h3><p>What happened at the {title.lower()}, in a few '
+                    f'words.</p><a class="btn" href="/news/{n}/">Read more…</a></div>' for n, title in enumerate(titles))
+    html = f"<html><body><main><div class='grid'>{cards}</div></main></body></html>"
+    records = extract_records(parse_html(html), BASE).records
+    assert [(r.item_url, r.title) for r in records] == [
+        (f"https://club.example.org/news/{n}/", title) for n, title in enumerate(titles)]
+
+
 def test_a_heading_link_is_the_item_even_where_records_share_it():
     # Two sessions of one event, each with its own booking link: the heading names the item.
     items = "".join(f'<li><h3><a href="/events/summit/">Summit</a></h3><p>Session {n}, May {n}, 2024</p>'
