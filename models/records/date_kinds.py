@@ -47,6 +47,8 @@ _RANGE_AFTER = re.compile(r"\s*(?:[-–—]|to|till|until|bis|au|al|tot|do|по)
                           r"([^\W\d_]{3,12}))", re.IGNORECASE)
 # Before a date, a range's first day: "12 – 14 April 2026", "12.–14. April".
 _RANGE_BEFORE = re.compile(r"(?<![\d.])(\d{1,2})\.?\s*[-–—]\s*$")
+# Inside a date, a run of days read as its first (models.records.dates: "Apr 6-7, 2016", "6–7 April 2016").
+_DAYS_INSIDE = re.compile(r"(?<![\d-])\d{1,2}\.?\s*[-–—]\s*\d{1,2}(?![\d-])")
 # Between a range's two dates: the second is the range's end, no date of a kind of its own.
 _RANGE_JOIN = re.compile(r"^\s*(?:[-–—]|to|till|until|bis|au|al|tot|do|по)\s*$", re.IGNORECASE)
 # How far back from a date its words are looked for.
@@ -137,7 +139,8 @@ def _written_dates(text: str, day_first: bool) -> list[tuple[datetime, str | Non
         if first_day:
             date = date.replace(day=int(first_day[1]))
         kind = (PUBLISHED if _PUBLISHED_WORDS.search(before)
-                else EVENT if _EVENT_WORDS.search(before) or first_day or _range_follows(text, end) else None)
+                else EVENT if (_EVENT_WORDS.search(before) or first_day or _DAYS_INSIDE.search(text, start, end)
+                               or _range_follows(text, end)) else None)
         dates.append((date, kind))
         previous_end = end
     return dates

@@ -1,8 +1,8 @@
 """The date a record shows: machine-readable attributes first, then dates written in the record's text.
 
 Handles ISO dates, CJK 年月日 dates (with 民國 years: ROC year + 1911), numeric
-day/month/year forms and dates with month names ("March 5, 2024", "5. März 2024",
-"5 de marzo de 2024") in the languages of MONTH_LANGUAGES, whose month names and
+day/month/year and year-first (2021/11/2) forms and dates with month names ("March 5, 2024", "5. März
+2024", "5 de marzo de 2024") in the languages of MONTH_LANGUAGES, whose month names and
 abbreviations come from dateparser's locale data; a time of day written right after the date
 ("5 Mar 2024 21:00", "05.03.2024, 9.30 pm") makes it exact. Parsing every snippet with
 dateparser's search instead costs ~10 ms a record; these patterns cost microseconds.
@@ -21,9 +21,15 @@ ROC_YEAR_OFFSET = 1911
 _ISO = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2}))?")
 _CJK = re.compile(r"(民國|民国)?\s*(\d{2,4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号號]")
 _NUMERIC = re.compile(r"(?<![\d/.])(\d{1,2})[/.](\d{1,2})[/.](\d{4}|\d{2})(?![\d/.])")
-# A month word with a day and a year around it, in either order.
-_DAY_MONTH_YEAR = re.compile(r"(?<!\w)(\d{1,2})(?:st|nd|rd|th|er|\.|º)?\s+(?:de\s+)?([^\W\d_]{3,12})\.?,?\s+(?:de\s+)?(\d{4})(?!\d)")
-_MONTH_DAY_YEAR = re.compile(r"(?<!\w)([^\W\d_]{3,12})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})(?!\d)")
+# Year first, as East Asian pages write it: 2021/11/2, 2021.11.02 (dotted only with two-digit month and day: a
+# version number such as 2019.1.2 is none).
+_YEAR_FIRST = re.compile(r"(?<![\d/.])(\d{4})(?:/(\d{1,2})/(\d{1,2})|\.(\d{2})\.(\d{2}))(?![\d/]|\.\d)")
+# A month word with a day and a year around it, in either order; the day may be a run of days in that month
+# ("6-7 Apr 2016", "Apr 6-7, 2016": event lists), read as its first day.
+_DAY_MONTH_YEAR = re.compile(r"(?<!\w)(?:(\d{1,2})\.?\s*[-–—]\s*)?(\d{1,2})(?:st|nd|rd|th|er|\.|º)?\s+(?:de\s+)?"
+                             r"([^\W\d_]{3,12})\.?,?\s+(?:de\s+)?(\d{4})(?!\d)")
+_MONTH_DAY_YEAR = re.compile(r"(?<!\w)([^\W\d_]{3,12})\.?\s+(\d{1,2})(?:st|nd|rd|th)?"
+                             r"(?:\s*[-–—]\s*(\d{1,2})(?:st|nd|rd|th)?)?,?\s+(\d{4})(?!\d)")
 # A time of day right after a date: an optional joining word, hours and minutes, an optional am/pm.
 _TIME_AFTER = re.compile(r"\s*(?:,|at|um|à|a las|alle|om|kl\.?|·|-|—)?\s*(\d{1,2})[:.h](\d{2})(?!\d)"
                          r"(?:\s*([ap])\.?m\.?(?!\w))?", re.IGNORECASE)
@@ -140,6 +146,12 @@ def _written_dates(text: str, day_first: bool, first_only: bool) -> list[tuple[i
             found.append((match.start(), match.end(), date))
         if first_only:
             break
+    for match in _YEAR_FIRST.finditer(text):
+        month, day = (match[2], match[3]) if match[2] else (match[4], match[5])
+        if date := _utc(int(match[1]), int(month), int(day)):
+            found.append((match.start(), match.end(), date))
+        if first_only:
+            break
     for match in _NUMERIC.finditer(text):
         first, second, year = int(match[1]), int(match[2]), int(match[3])
         year += 2000 if year < 100 else 0
@@ -149,10 +161,14 @@ def _written_dates(text: str, day_first: bool, first_only: bool) -> list[tuple[i
         if first_only:
             break
     months = month_numbers()
-    for pattern, day_group, month_group in ((_DAY_MONTH_YEAR, 1, 2), (_MONTH_DAY_YEAR, 2, 1)):
+    # (pattern, the first day's group, the last day's group, the month's group)
+    for pattern, first_day, last_day, month_group in ((_DAY_MONTH_YEAR, 1, 2, 3), (_MONTH_DAY_YEAR, 2, 3, 1)):
         for match in pattern.finditer(text):
             month = months.get(match[month_group].lower())
-            if month and (date := _utc(int(match[3]), month, int(match[day_group]))):
+            days = [int(day) for day in (match[first_day], match[last_day]) if day]
+            if len(days) == 2 and days[0] >= days[1]:
+                days = days[1:]  # "Meeting 53 - 16 January 2024": a number before the date, no range
+            if month and (date := _utc(int(match[4]), month, days[0])):
                 found.append((match.start(), match.end(), date))
                 if first_only:
                     break

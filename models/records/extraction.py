@@ -198,7 +198,8 @@ def _main_link(elements: list[lxml.html.HtmlElement], base_url: str,
                   or any(True for _ in a.iter(*HEADINGS))]
     own = [(a, url) for a, url in linked if url not in links.shared_urls]
     anchor, url = ([pair for pair in in_heading if pair in own] or in_heading or _longest_text_first(own or linked))[0]
-    title = text_of([anchor])
+    # A card wrapped whole in its link is titled by the heading inside the link, not the card's every word.
+    title = next((text for heading in anchor.iter(*HEADINGS) if (text := text_of([heading]))), "") or text_of([anchor])
     if not in_heading and (not title or title in links.shared_texts):
         title = max(_heading_text(elements, HEADINGS), text_of([_longest_text_first(linked)[0][0]]), key=len)
     return url, title

@@ -45,6 +45,7 @@ def _day(month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
     ("<li><a href='/e/1'>Fair</a> 12 – 14 April 2026</li>", None, _day(4, 12)),
     ("<li><a href='/e/1'>Fair</a> 12 April 2026 – 14 April</li>", None, _day(4, 12)),
     ("<li>Markt 14.4.2026 bis 16.4.</li>", None, _day(4, 14)),
+    ("<li><a href='/e/1'>Fair</a> Apr 12-14, 2026 Lyon, France</li>", None, _day(4, 12)),
     ("<li><a href='/e/1'>Fair</a> 12 April 2026 to 14 April 2026. Posted 1 March 2026</li>", _day(3, 1), _day(4, 12)),
     # Not told: a lone date, an hour or a discount after a dash, a span of years.
     ("<li><a href='/e/1'>Board meeting</a> March 3, 2026</li>", None, None),

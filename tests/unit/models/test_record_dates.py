@@ -27,6 +27,16 @@ from models.web.dom import parse_html
     ("25.12.2023", (2023, 12, 25)),
     ("03/04/2023", (2023, 3, 4)),
     ("on 2023-11-29 news", (2023, 11, 29)),
+    # A run of days in one month is read as its first day (event lists: "Apr 6-7, 2016").
+    ("SIdO Apr 6-7, 2016 Lyon, France", (2016, 4, 6)),
+    ("October 23–25, 2017", (2017, 10, 23)),
+    ("6-7 Apr 2016", (2016, 4, 6)),
+    ("12.–14. April 2026", (2026, 4, 12)),
+    # Year first, as Japanese, Chinese and Korean pages write it; a version number is no date (below).
+    ("2021/11/2 19:00-20:30 オンライン", (2021, 11, 2, 19, 0)),
+    ("2021.11.02.", (2021, 11, 2)),
+    # A larger number before a dash is no first day.
+    ("Meeting 53 - 16 January 2024", (2024, 1, 16)),
 ])
 def test_dates_in_text(text, expected):
     assert date_in_text(text) == datetime(*expected, tzinfo=UTC)
@@ -34,7 +44,8 @@ def test_dates_in_text(text, expected):
 
 @pytest.mark.parametrize("text", ["Room 12 2019", "31 juin 2020", "version 1.2.3", "", "call 555-1234",
                                   # A theme's placeholder for a post without a date (Go's and Hugo's zero time).
-                                  "← → 1 January 0001", "0001-01-01T00:00:00Z"])
+                                  "← → 1 January 0001", "0001-01-01T00:00:00Z",
+                                  "PyCharm 2019.1.2 released", "v2021.11.02.1"])
 def test_text_without_a_valid_date(text):
     assert date_in_text(text) is None
 

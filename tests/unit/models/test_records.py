@@ -167,6 +167,18 @@ def test_a_card_whose_heading_is_not_a_link_is_titled_by_its_heading_not_its_but
         (f"https://club.example.org/news/{n}/", title) for n, title in enumerate(titles)]
 
 
+def test_a_card_wrapped_whole_in_its_link_is_titled_by_the_heading_inside_it():
+    # A conference list: each card links the conference's own site; the heading holds its name and dates.
+    events = (("sido", "SIdO", 6), ("summit", "Smart Summit", 12), ("iot", "IoT Day", 20))
+    cards = "".join(f'<div class="col"><a href="https://{slug}.example/"><div class="event"><h3>{name}<br>'
+                    f'<span class="date">Apr {day}-{day + 1}, 2016</span></h3><p>Lyon, France</p></div></a></div>'
+                    for slug, name, day in events)
+    records = extract_records(parse_html(f"<html><body><main><div class='row'>{cards}</div></main></body></html>"),
+                              BASE).records
+    assert [(r.title, r.date.day) for r in records] == [("SIdO Apr 6-7, 2016", 6), ("Smart Summit Apr 12-13, 2016", 12),
+                                                        ("IoT Day Apr 20-21, 2016", 20)]
+
+
 def test_a_heading_link_is_the_item_even_where_records_share_it():
     # Two sessions of one event, each with its own booking link: the heading names the item.
     items = "".join(f'<li><h3><a href="/events/summit/">Summit</a></h3><p>Session {n}, May {n}, 2024</p>'
