@@ -2,7 +2,9 @@
 
 A feed page holds the items after a cursor, oldest first, and links the next page (RFC 5005's `next`; JSON
 Feed's `next_url`), so a reader pages forward from the start without skipping or repeating an item. With
-no cursor a feed shows the latest items, as feed readers expect.
+no cursor a feed shows the latest items, as feed readers expect; a source page's feed fills up with the
+items its listing shows that were never new (those on the page when sourcewatch first read it), so a reader
+subscribed on the day a page is watched sees the page's list at once, and each new item on top as it comes.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from aiohttp import web
 from feedgen.feed import FeedGenerator
 
 from infra import queries
+from schemas.base import derived_event_id
 from schemas.records import publication_date
+from schemas.sites import site_of
 from service.api import SETTLE_MS, Api, ItemsQuery, dumps, validated
 from service.cursor import START, Cursor
 
@@ -34,6 +38,8 @@ class FeedItem:
     first_seen: datetime
     # When its event begins, where its listing tells.
     event_start: datetime | None = None
+    # False: listed on its source page but never reported as new (there when the page was first read).
+    new: bool = True
 
 
 @dataclass(frozen=True)
@@ -47,7 +53,11 @@ class FeedPage:
 
 
 def _item_id(item: FeedItem) -> str:
-    return f"urn:sourcewatch:item:{item.event_id}"
+    return f"urn:sourcewatch:item:{item.event_id}" if item.new else f"urn:sourcewatch:listed:{item.event_id}"
+
+
+def _summary(item: FeedItem) -> str:
+    return f"New on {item.source_url}" if item.new else f"Listed on {item.source_url} (there when first read)"
 
 
 def atom(page: FeedPage) -> bytes:
@@ -67,17 +77,17 @@ def atom(page: FeedPage) -> bytes:
         entry.author({"name": item.site})
         entry.published(item.published or item.first_seen)
         entry.updated(item.first_seen)
-        entry.summary(f"New on {item.source_url}")
+        entry.summary(_summary(item))
     return feed.atom_str(pretty=True)
 
 
 def json_feed(page: FeedPage) -> dict:
     feed = {"version": JSON_FEED_VERSION, "title": page.title, "feed_url": page.self_url, "items": [
         {"id": _item_id(item), "url": item.url, "title": item.title or item.url,
-         "content_text": f"New on {item.source_url}", "authors": [{"name": item.site}],
+         "content_text": _summary(item), "authors": [{"name": item.site}],
          "date_published": (item.published or item.first_seen).isoformat(),
          "date_modified": item.first_seen.isoformat(),
-         "_sourcewatch": {"source_url": item.source_url,
+         "_sourcewatch": {"source_url": item.source_url, "new": item.new,
                           **({"event_start": item.event_start.isoformat()} if item.event_start else {})}}
         for item in page.items]}
     if page.next_url:
@@ -105,13 +115,28 @@ class FeedRoutes:
                           source_url=row["source_url"], site=row["site"],
                           published=publication_date(row["date"], row["published"], row["event_start"]),
                           first_seen=row["first_seen"], event_start=row["event_start"]) for row in rows]
+        if source_url and "since" not in request.query and len(items) < asked.limit:
+            listed = await self.api.reader.rows(queries.records_of_source(source_url, asked.limit))
+            items = _never_new(listed, rows, source_url)[:asked.limit - len(items)][::-1] + items
         # Links keep the request's own query (a feed reader's token included: it is served only to its holder).
         self_url = str(request.url)
         next_url = (str(request.url.update_query(since=last.encode(), limit=asked.limit))
                     if len(rows) == asked.limit else None)
-        page = FeedPage(title=f"sourcewatch: new items{f' on {source_url}' if source_url else ''}",
+        page = FeedPage(title=f"sourcewatch: items of {source_url}" if source_url else "sourcewatch: new items",
                         self_url=self_url, next_url=next_url, items=items,
                         updated=max((row["stored_at"] for row in rows), default=datetime.now(UTC)))
         if form == "atom":
             return web.Response(body=atom(page), content_type="application/atom+xml", charset="utf-8")
         return web.Response(text=dumps(json_feed(page)), content_type="application/feed+json", charset="utf-8")
+
+
+def _never_new(records: list[dict], new_rows: list[dict], source_url: str) -> list[FeedItem]:
+    """A source page's records (newest first sight first) that are none of its new items, as feed items with
+    ids of their own (the same record, the same id)."""
+    new = {(row["item_url"], row["title"], row["date"]) for row in new_rows}
+    site = site_of(source_url)
+    return [FeedItem(event_id=derived_event_id(source_url, row["item_url"], row["title"], str(row["date"])),
+                     title=row["title"], url=row["item_url"], source_url=source_url, site=site,
+                     published=publication_date(row["date"], row["published"], row["event_start"]),
+                     first_seen=row["first_seen"], event_start=row["event_start"], new=False)
+            for row in records if (row["item_url"], row["title"], row["date"]) not in new]

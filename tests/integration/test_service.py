@@ -174,6 +174,7 @@ def test_new_items_reach_the_api_feeds_and_webhooks_once_in_order_and_the_dashbo
                 _check_stop_and_verdict(stored, urls[-1], stopped_at, first["url"], env)
                 _check_webhooks(receiver.posts, consumed, urls, Path(served["token_file"]).parent)
                 _check_feeds(api, token, [item["event_id"] for item in consumed])
+                _check_source_feed(api, token, stored, consumed)
                 _check_refusals(api, token)
                 _check_metrics(api, token)
                 _check_dashboard(api, token, len(urls), tmp_path)
@@ -242,6 +243,25 @@ def _check_feeds(api: str, token: str, ids: list[str]) -> None:
     status, body, headers = _get(f"{api}/feeds/items.atom?token={token}", None)
     assert status == 200 and headers["Content-Type"].startswith("application/atom+xml")
     assert 0 < len(feedparser.parse(body).entries) <= len(ids)
+
+
+def _check_source_feed(api: str, token: str, stored: dict, consumed: list[dict]) -> None:
+    # A page's own feed, read by a feed reader (the token in the URL): its new items, and the items its list
+    # showed when first read, each once and told apart.
+    one = next(source for source in stored["sources"] if source["new_items"])
+    status, body, _ = _get(f"{api}/feeds/sources/{one['id']}.json?token={token}&limit=500", None)
+    assert status == 200
+    entries = json.loads(body)["items"]
+    ids = [entry["id"] for entry in entries]
+    assert len(ids) == len(set(ids))
+    new = [entry for entry in entries if entry["_sourcewatch"]["new"]]
+    assert sorted(entry["id"] for entry in new) == sorted(
+        f"urn:sourcewatch:item:{item['event_id']}" for item in consumed if item["source_url"] == one["url"])
+    listed = [entry for entry in entries if not entry["_sourcewatch"]["new"]]
+    records = _json(f"{api}/api/v1/sources/{one['id']}/records?limit=500", token)["records"]
+    assert listed and all(entry["id"].startswith("urn:sourcewatch:listed:") for entry in listed)
+    assert {(entry["url"], entry["title"]) for entry in listed} <= {(r["item_url"], r["title"]) for r in records}
+    assert not {(entry["url"], entry["title"]) for entry in listed} & {(entry["url"], entry["title"]) for entry in new}
 
 
 def _check_refusals(api: str, token: str) -> None:

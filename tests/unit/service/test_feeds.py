@@ -34,3 +34,14 @@ def test_a_told_publication_date_is_the_feeds():
     feed = json_feed(_page(_item(posted, None)))
     assert feed["items"][0]["date_published"] == posted.isoformat()
     assert "event_start" not in feed["items"][0]["_sourcewatch"]
+
+
+def test_an_item_listed_when_the_page_was_first_read_is_told_apart_from_a_new_one():
+    listed = FeedItem(event_id="r1", title="Earlier post", url="https://e.org/0", source_url="https://e.org/events",
+                      site="e.org", published=None, first_seen=SEEN, new=False)
+    feed = json_feed(_page(listed, _item(None, None)))
+    assert [item["id"] for item in feed["items"]] == ["urn:sourcewatch:listed:r1", "urn:sourcewatch:item:e1"]
+    assert [item["_sourcewatch"]["new"] for item in feed["items"]] == [False, True]
+    entries = feedparser.parse(atom(_page(listed, _item(None, None)))).entries
+    assert [entry.id for entry in entries] == ["urn:sourcewatch:listed:r1", "urn:sourcewatch:item:e1"]
+    assert entries[0].summary.startswith("Listed on https://e.org/events")
