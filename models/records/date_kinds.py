@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import lxml.html
 
-from models.records.dates import DATE_ATTRIBUTES, date_in_text, dates_in_text, month_numbers
+from models.records.dates import DATE_ATTRIBUTES, attribute_date, date_in_text, dates_in_text, month_numbers
 
 PUBLISHED = "published"
 EVENT = "event"
@@ -81,8 +81,7 @@ def _marked_dates(elements: list[lxml.html.HtmlElement]) -> list[tuple[datetime,
             # Only attributes tell a date or a kind (most of a record's elements have none).
             if not isinstance(node.tag, str) or not node.attrib:
                 continue
-            value = next((node.get(name) for name in DATE_ATTRIBUTES if node.get(name)), None)
-            if value and (date := date_in_text(value)):
+            if date := attribute_date(node):
                 if date.date() != _UNIX_EPOCH:  # an unset timestamp's placeholder
                     attributed.append((date, _marked_kind(node)))
             elif (kind := _marked_kind(node, parent=False)) and not _holds_date_attribute(node) and (

@@ -11,7 +11,7 @@ dateparser's search instead costs ~10 ms a record; these patterns cost microseco
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
 
 import lxml.html
@@ -38,6 +38,7 @@ _TIME_AFTER = re.compile(r"\s*(?:,|at|um|à|a las|alle|om|kl\.?|·|-|—)?\s*(\d
 _DATE_HINT = re.compile(r"\d{4}|\d[/.]\d|年")
 _DIGIT = re.compile(r"\d")
 DATE_ATTRIBUTES = ("datetime", "content", "data-date", "data-start")
+_ONE_DAY = timedelta(days=1)
 # Years before this are no date: an unset date's placeholder ("0001-01-01", "1 January 0001": Go's and Hugo's zero
 # time, which theme templates print for a post without one).
 EARLIEST_YEAR = 1000
@@ -191,12 +192,23 @@ def mentions_time_of_day(text: str) -> bool:
     return _DIGIT.search(text) is not None and _TIME_OF_DAY.search(text) is not None
 
 
+def attribute_date(node: lxml.html.HtmlElement) -> datetime | None:
+    """The date of the node's first date attribute that holds one (`<time datetime>`, `<meta content>`), or None.
+    Where a `<time>` shows another date (over a day apart: not a time zone's shift) the shown one: a theme
+    that fills the attribute with one constant ("2020-02-12" on every post) shows its readers the right one."""
+    for name in DATE_ATTRIBUTES:
+        value = node.get(name)
+        if value and (date := date_in_text(value)):
+            if node.tag == "time" and (shown := date_in_text(node.text_content())) and abs(shown - date) > _ONE_DAY:
+                return shown
+            return date
+    return None
+
+
 def record_date(elements: list[lxml.html.HtmlElement], text: str, day_first: bool = False) -> datetime | None:
     """A record's date: a <time datetime> or similar attribute inside it, else the first date in its text."""
     for element in elements:
         for node in element.iter("time", "meta", "span", "abbr"):
-            for name in DATE_ATTRIBUTES:
-                value = node.get(name)
-                if value and (date := date_in_text(value)):
-                    return date
+            if date := attribute_date(node):
+                return date
     return date_in_text(text, day_first)

@@ -60,6 +60,19 @@ def test_a_time_element_beats_the_text():
         datetime(2024, 6, 1, 18, 30, tzinfo=UTC)
 
 
+@pytest.mark.parametrize("time_element, expected", [
+    # A theme that writes one constant into every post's attribute: the date its readers see is the post's.
+    ('<time datetime="2020-02-12">2026-06-24</time>', datetime(2026, 6, 24, tzinfo=UTC)),
+    # A time zone's shift of the day, or a shown date without its year: the attribute stays the date.
+    ('<time datetime="2024-03-05T23:30">March 6, 2024</time>', datetime(2024, 3, 5, 23, 30, tzinfo=UTC)),
+    ('<time datetime="2024-03-05">March 5</time>', datetime(2024, 3, 5, tzinfo=UTC)),
+])
+def test_a_time_elements_attribute_gives_way_to_the_date_it_shows_only_where_they_are_days_apart(time_element,
+                                                                                                 expected):
+    root = parse_html(f"<li>{time_element} Post</li>")
+    assert record_date([root.find(".//li")], "") == expected
+
+
 def test_a_lists_numeric_dates_are_read_one_way():
     assert numeric_day_first(["03/04/2024", "25/03/2024"]) is True  # 25 cannot be a month
     assert numeric_day_first(["03/04/2024", "03/25/2024"], "de") is False  # 25 cannot be a month
