@@ -149,7 +149,7 @@ def watch_status() -> Query:
     columns = ", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}"
                         for name in REVISIT_FIGURES + RHYTHM_FIGURES)
     return Query(f"SELECT labels['source'] AS source, {columns}, "
-                 "argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks') AS peaks, "
+                 "nullIf(argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks'), '') AS peaks, "
                  "max(created_at) AS updated FROM metrics "
                  "WHERE stage = 'revisit' AND labels['source'] != '' GROUP BY source ORDER BY source")
 
@@ -181,7 +181,7 @@ def _sources(pages: str) -> str:
     LEFT JOIN (SELECT source_url AS url, uniqExact(event_id) AS new_items, max(first_seen) AS last_new_item
                FROM changes WHERE source_url IN page GROUP BY source_url) AS new USING url
     LEFT JOIN (SELECT labels['source'] AS url, {figures},
-                      argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks') AS peaks
+                      nullIf(argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks'), '') AS peaks
                FROM metrics WHERE stage = 'revisit' AND labels['source'] IN page GROUP BY url) AS watched USING url
     ORDER BY url"""
 

@@ -175,13 +175,17 @@ class RhythmSummary:
 
     # Update ticks per day expected (a tick with several items counts once).
     updates_per_day: float
-    # The slots with the highest rate, as labels ("Mon 21:00" or "Mon"), busiest first.
+    # The slots with the highest rate, as labels ("Mon 21:00" or "Mon"), busiest first; none until the page
+    # itself has shown an update lately (else they would be the prior's, alike on every page).
     peaks: tuple[str, ...]
     # Share of the week's expected updates in those peak slots.
     peak_share: float
 
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+# The page's own updates (faded) before its peaks are told: an update within the last half-life. (A stale
+# listing's twenty items of a year or two ago sum to ~0.2; one update at the moment of a read fades below 1.)
+MIN_PEAK_EVIDENCE = 0.5
 
 
 def summarize_rhythm(prior: RhythmPrior, counts: Sequence[float], exposure: Sequence[float],
@@ -189,7 +193,7 @@ def summarize_rhythm(prior: RhythmPrior, counts: Sequence[float], exposure: Sequ
     rates = slot_rates(prior, np.asarray(counts), np.asarray(exposure))
     ticks_per_slot = HOURS_PER_WEEK / prior.slots / prior.tick_hours
     per_week = float(rates.sum() * ticks_per_slot)
-    top = np.argsort(-rates)[:peaks]
+    top = np.argsort(-rates)[:peaks] if float(np.sum(counts)) >= MIN_PEAK_EVIDENCE else np.array([], dtype=int)
     labels = tuple(WEEKDAYS[slot] if prior.slots == 7 else f"{WEEKDAYS[slot // 24]} {slot % 24:02d}:00"
                    for slot in top)
     return RhythmSummary(round(per_week / 7, 3), labels, round(float(rates[top].sum() / max(rates.sum(), 1e-12)), 3))

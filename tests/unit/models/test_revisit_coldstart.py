@@ -10,7 +10,15 @@ from agents.page_knowledge import known_windows
 from agents.revisit import RevisitClock, observe, start_watching
 from models.revisit.coldstart import Watching, evaluate_cold_start, fold_of, grid_of, model_scorer
 from models.revisit.data import to_series
-from models.revisit.rhythm import HALF_LIFE_DAYS, RhythmPrior, fading, fit_prior, slot_rates, slots_of
+from models.revisit.rhythm import (
+    HALF_LIFE_DAYS,
+    RhythmPrior,
+    fading,
+    fit_prior,
+    slot_rates,
+    slots_of,
+    summarize_rhythm,
+)
 from models.revisit.rhythm_model import (
     FIRST_READ_ITEMS,
     RhythmLSTM,
@@ -47,6 +55,18 @@ def test_the_rhythm_starts_at_the_prior_and_moves_to_the_pages_own_clock():
     rates = slot_rates(prior, counts, exposure).reshape(7, 24)
     assert rates.argmax(1).tolist() == [7] * 7
     assert 0.6 < rates.sum(1).mean() < 1.1
+
+
+def test_a_pages_peaks_are_told_only_once_it_has_shown_an_update_of_its_own():
+    prior = RhythmPrior(1.0, 0.01, tuple([0.5] * 23 + [12.5]), (1.0,) * 7)
+    # Watched a year without an update (a listing whose items are years old): its rate is the prior's, and
+    # the prior's busiest hours are no peaks of this page.
+    quiet = summarize_rhythm(prior, np.zeros(168), np.full(168, 52.0))
+    assert quiet.peaks == () and quiet.peak_share == 0
+    counts = np.zeros(168)
+    counts[[d * 24 + 7 for d in range(7)]] = 20 / 7
+    busy = summarize_rhythm(prior, counts, np.full(168, 20 / 7))
+    assert busy.peaks[0].endswith("07:00") and len(busy.peaks) == 3
 
 
 def test_the_sums_fade_by_half_in_a_half_life():
