@@ -9,6 +9,7 @@ cross-validated together.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def current_records(rows: list[dict]) -> list[str]:
     lines = []
     for row in rows:
         date = str(row["date"])[:10] if row["date"] else "          "
-        lines.append(f"  {date}  {row['title'][:60]:<60}  {row['item_url'] or '(no link)'}")
+        lines.append(f"  {date}  {_in_columns(row['title'], 60)}  {row['item_url'] or '(no link)'}")
         if row.get("place"):
             lines.append(f"              at {row['place']}")
         told = [f"{kind} {str(row[key])[:16]}" for kind, key in (("published", "published"),
@@ -195,3 +196,16 @@ def current_records(rows: list[dict]) -> list[str]:
         if told:
             lines.append(f"              {', '.join(told)}")
     return lines
+
+
+def _in_columns(text: str, width: int) -> str:
+    """The text cut and padded to `width` terminal columns: a wide character (CJK) takes two, so titles in
+    Japanese or Chinese keep the links after them in one column."""
+    shown, used = [], 0
+    for char in text:
+        columns = 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+        if used + columns > width:
+            break
+        shown.append(char)
+        used += columns
+    return "".join(shown) + " " * (width - used)
