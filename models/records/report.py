@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from models.records.data import is_city_scrapers, load_city_scrapers, load_estuka, load_snapshot_lists
+from models.records.dates import has_time_of_day
 from models.records.evaluation import (
     baseline_extractor,
     evaluate_city_scrapers,
@@ -187,15 +189,27 @@ def current_records(rows: list[dict]) -> list[str]:
     """Printable lines of a source's records, newest first sight first."""
     lines = []
     for row in rows:
-        date = str(row["date"])[:10] if row["date"] else "          "
-        lines.append(f"  {date}  {_in_columns(row['title'], 60)}  {row['item_url'] or '(no link)'}")
+        lines.append(f"  {_when(row['date']):<16}  {_in_columns(row['title'], 60)}  {row['item_url'] or '(no link)'}")
         if row.get("place"):
-            lines.append(f"              at {row['place']}")
-        told = [f"{kind} {str(row[key])[:16]}" for kind, key in (("published", "published"),
-                                                                  ("event starts", "event_start")) if row.get(key)]
+            lines.append(f"{_BELOW}at {row['place']}")
+        told = [f"{kind} {_when(row[key])}" for kind, key in (("published", "published"),
+                                                              ("event starts", "event_start")) if row.get(key)]
         if told:
-            lines.append(f"              {', '.join(told)}")
+            lines.append(f"{_BELOW}{', '.join(told)}")
     return lines
+
+
+# Where a record's further lines start: under its title.
+_BELOW = " " * 20
+
+
+def _when(value: datetime | str | None) -> str:
+    """A record's date as a reader wants it: the day, and the hour where the page tells it (an event's). Rows
+    read through a worker that holds chDB carry it as ISO text."""
+    if not value:
+        return ""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    return moment.strftime("%Y-%m-%d %H:%M" if has_time_of_day(moment) else "%Y-%m-%d")
 
 
 def _in_columns(text: str, width: int) -> str:
