@@ -111,10 +111,7 @@ class FeedRoutes:
         else:
             rows = await self.api.reader.rows(queries.latest_items(asked.limit, SETTLE_MS, source_url))
             last = Cursor.after(rows, START)
-        items = [FeedItem(event_id=row["event_id"], title=row["title"], url=row["item_url"],
-                          source_url=row["source_url"], site=row["site"],
-                          published=publication_date(row["date"], row["published"], row["event_start"]),
-                          first_seen=row["first_seen"], event_start=row["event_start"]) for row in rows]
+        items = [_feed_item(row, row["event_id"], row["source_url"], row["site"]) for row in rows]
         if source_url and "since" not in request.query and len(items) < asked.limit:
             listed = await self.api.reader.rows(queries.records_of_source(source_url, asked.limit))
             items = _never_new(listed, rows, source_url)[:asked.limit - len(items)][::-1] + items
@@ -135,8 +132,13 @@ def _never_new(records: list[dict], new_rows: list[dict], source_url: str) -> li
     ids of their own (the same record, the same id)."""
     new = {(row["item_url"], row["title"], row["date"]) for row in new_rows}
     site = site_of(source_url)
-    return [FeedItem(event_id=derived_event_id(source_url, row["item_url"], row["title"], str(row["date"])),
-                     title=row["title"], url=row["item_url"], source_url=source_url, site=site,
-                     published=publication_date(row["date"], row["published"], row["event_start"]),
-                     first_seen=row["first_seen"], event_start=row["event_start"], new=False)
+    return [_feed_item(row, derived_event_id(source_url, row["item_url"], row["title"], str(row["date"])),
+                       source_url, site, new=False)
             for row in records if (row["item_url"], row["title"], row["date"]) not in new]
+
+
+def _feed_item(row: dict, event_id: str, source_url: str, site: str, new: bool = True) -> FeedItem:
+    """A feed item of a row of `changes` or `records` (its title, link and dates)."""
+    return FeedItem(event_id=event_id, title=row["title"], url=row["item_url"], source_url=source_url, site=site,
+                    published=publication_date(row["date"], row["published"], row["event_start"]),
+                    first_seen=row["first_seen"], event_start=row["event_start"], new=new)

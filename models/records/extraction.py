@@ -199,7 +199,7 @@ def _main_link(elements: list[lxml.html.HtmlElement], base_url: str,
     own = [(a, url) for a, url in linked if url not in links.shared_urls]
     anchor, url = ([pair for pair in in_heading if pair in own] or in_heading or _longest_text_first(own or linked))[0]
     # A card wrapped whole in its link is titled by the heading inside the link, not the card's every word.
-    title = next((text for heading in anchor.iter(*HEADINGS) if (text := text_of([heading]))), "") or text_of([anchor])
+    title = _heading_text([anchor], HEADINGS) or text_of([anchor])
     if not in_heading and (not title or title in links.shared_texts):
         title = max(_heading_text(elements, HEADINGS), text_of([_longest_text_first(linked)[0][0]]), key=len)
     return url, title
@@ -207,7 +207,6 @@ def _main_link(elements: list[lxml.html.HtmlElement], base_url: str,
 
 def _longest_text_first(linked: list[tuple[lxml.html.HtmlElement, str]]) -> list[tuple[lxml.html.HtmlElement, str]]:
     return sorted(linked, key=lambda pair: -len(text_of([pair[0]])))
-
 
 
 def _heading_text(elements: list[lxml.html.HtmlElement], tags: tuple[str, ...] = (*HEADINGS, "strong", "b")) -> str:
