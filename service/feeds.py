@@ -56,6 +56,12 @@ def _item_id(item: FeedItem) -> str:
     return f"urn:sourcewatch:item:{item.event_id}" if item.new else f"urn:sourcewatch:listed:{item.event_id}"
 
 
+def _link(item: FeedItem) -> str:
+    """Where a reader goes from the item: its own page, else the source page that lists it (a list of items
+    without pages of their own — an Atom entry without content must link somewhere, RFC 4287 §4.1.2)."""
+    return item.url or item.source_url
+
+
 def _summary(item: FeedItem) -> str:
     return f"New on {item.source_url}" if item.new else f"Listed on {item.source_url} (there when first read)"
 
@@ -72,8 +78,8 @@ def atom(page: FeedPage) -> bytes:
     for item in page.items:
         entry = feed.add_entry(order="append")
         entry.id(_item_id(item))
-        entry.title(item.title or item.url)
-        entry.link(href=item.url)
+        entry.title(item.title or _link(item))
+        entry.link(href=_link(item))
         entry.author({"name": item.site})
         entry.published(item.published or item.first_seen)
         entry.updated(item.first_seen)
@@ -83,7 +89,7 @@ def atom(page: FeedPage) -> bytes:
 
 def json_feed(page: FeedPage) -> dict:
     feed = {"version": JSON_FEED_VERSION, "title": page.title, "feed_url": page.self_url, "items": [
-        {"id": _item_id(item), "url": item.url, "title": item.title or item.url,
+        {"id": _item_id(item), "url": _link(item), "title": item.title or _link(item),
          "content_text": _summary(item), "authors": [{"name": item.site}],
          "date_published": (item.published or item.first_seen).isoformat(),
          "date_modified": item.first_seen.isoformat(),

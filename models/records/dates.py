@@ -37,6 +37,11 @@ _TIME_AFTER = re.compile(r"\s*(?:,|at|um|à|a las|alle|om|kl\.?|·|-|—)?\s*(\d
 # holds none, and is told so by one scan instead of five.
 _DATE_HINT = re.compile(r"\d{4}|\d[/.]\d|年")
 _DIGIT = re.compile(r"\d")
+# A date line: an element's whole text is a date, beside weekday names, am/pm and at most this many other words
+# ("Posted", "Updated"); a title such as "SPCC Minutes 1/17/19" has more.
+DATE_LINE_CHARS = 60
+DATE_LINE_WORDS = 1
+_WORD = re.compile(r"[^\W\d_]+")
 DATE_ATTRIBUTES = ("datetime", "content", "data-date", "data-start")
 _ONE_DAY = timedelta(days=1)
 # Years before this are no date: an unset date's placeholder ("0001-01-01", "1 January 0001": Go's and Hugo's zero
@@ -51,6 +56,7 @@ _TIME_OF_DAY = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3])(?::[0-5]\d(?![\d:])|(?:
 # Earlier languages win where two name different months alike.
 MONTH_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "sv", "nb", "da", "fi", "pl", "cs", "sk", "ru", "uk",
                    "ro", "hu", "tr", "id", "ms", "vi", "ca", "el")
+_WEEKDAY_KEYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "am", "pm")
 _MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                "november", "december")
 
@@ -64,6 +70,15 @@ def month_numbers() -> dict[str, int]:
             for name in locale.info.get(key, []):
                 numbers.setdefault(name.lower().rstrip("."), number)
     return numbers
+
+
+@cache
+def _weekday_words() -> frozenset[str]:
+    """Weekday names and abbreviations and the am/pm words (lower case, no final dot), from dateparser's
+    locales: the words a date line may show beside its date."""
+    return frozenset(name.lower().rstrip(".") for locale in default_loader.get_locales(
+        languages=list(MONTH_LANGUAGES), allow_conflicting_locales=True)
+        for key in _WEEKDAY_KEYS for name in locale.info.get(key, []))
 
 
 def has_time_of_day(moment: datetime) -> bool:
@@ -206,9 +221,40 @@ def attribute_date(node: lxml.html.HtmlElement) -> datetime | None:
 
 
 def record_date(elements: list[lxml.html.HtmlElement], text: str, day_first: bool = False) -> datetime | None:
-    """A record's date: a <time datetime> or similar attribute inside it, else the first date in its text."""
+    """A record's date: a <time datetime> or similar attribute inside it, else the date of its first date line
+    where its text shows several dates, else the first date in its text."""
     for element in elements:
         for node in element.iter("time", "meta", "span", "abbr"):
             if date := attribute_date(node):
                 return date
-    return date_in_text(text, day_first)
+    return _date_line(elements, text, day_first) or date_in_text(text, day_first)
+
+
+def _date_line(elements: list[lxml.html.HtmlElement], text: str, day_first: bool) -> datetime | None:
+    """The date of the record's first element that shows a date alone (beside a weekday, a time, a word such
+    as "Posted"), where the record's text shows more than one date: a post titled "Minutes 1/17/19" and dated
+    "Tue, Jul 9, 2019" on a line of its own is the post of July 9 — the title's date is what it is about. The
+    time of day the record writes after that date (a table's next cell) comes with it."""
+    written = dates_in_text(text, day_first)
+    if len({date for _, _, date in written}) < 2:
+        return None
+    for element in elements:
+        for node in element.iter():
+            if not isinstance(node.tag, str):
+                continue
+            shown = " ".join(node.text_content().split())
+            if len(shown) > DATE_LINE_CHARS or not _DATE_HINT.search(shown):
+                continue
+            found = dates_in_text(shown, day_first)
+            if len(found) == 1 and _beside_a_date_alone(shown[:found[0][0]] + " " + shown[found[0][1]:]):
+                date = found[0][2]
+                return next((moment for _, _, moment in written
+                             if moment.date() == date.date() and has_time_of_day(moment)), date)
+    return None
+
+
+def _beside_a_date_alone(rest: str) -> bool:
+    """What stands beside a date on its line makes it a date line: times, weekdays, joining words (at, um, à)
+    and at most DATE_LINE_WORDS other words."""
+    words = _WORD.findall(_TIME_OF_DAY.sub(" ", rest))
+    return sum(len(word) > 2 and word.lower() not in _weekday_words() for word in words) <= DATE_LINE_WORDS

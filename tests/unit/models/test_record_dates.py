@@ -73,6 +73,30 @@ def test_a_time_elements_attribute_gives_way_to_the_date_it_shows_only_where_the
     assert record_date([root.find(".//li")], "") == expected
 
 
+def _record_date_of(html: str) -> datetime | None:
+    record = parse_html(html).find(".//body/*")
+    return record_date([record], " ".join(record.text_content().split()))
+
+
+@pytest.mark.parametrize("html, expected", [
+    # A post titled by the meeting its minutes are of, dated on a line of its own: the post's date.
+    ('<div><h2><a href="/m">SPCC Minutes 1/17/19</a></h2><h3>Tue, Jul 9, 2019</h3><p>Minutes of January 17, 2019'
+     '</p></div>', datetime(2019, 7, 9, tzinfo=UTC)),
+    ('<div><a href="/p">Digest: May 2, 2024 session</a> <span>Posted May 3, 2024</span></div>',
+     datetime(2024, 5, 3, tzinfo=UTC)),
+    # A table row's date cell with its time in the next cell: the time comes with the line's date.
+    ("<table><tr><td>Annual report 2017-02-01</td> <td>09/19/18</td> <td>10:00 am</td></tr></table>",
+     datetime(2018, 9, 19, 10, 0, tzinfo=UTC)),
+    # A title of several words around its date is no date line: the first date stays the record's.
+    ('<div><a href="/m">Board minutes of 1/17/19 approved</a> <p>Read on: the budget of 2/2/2019</p></div>',
+     datetime(2019, 1, 17, tzinfo=UTC)),
+    # One date in the record: nothing to choose.
+    ('<div><a href="/m">Minutes 1/17/19</a> <p>Tue, Jan 17, 2019</p></div>', datetime(2019, 1, 17, tzinfo=UTC)),
+])
+def test_a_date_on_a_line_of_its_own_beats_a_date_inside_a_title(html, expected):
+    assert _record_date_of(html) == expected
+
+
 def test_a_lists_numeric_dates_are_read_one_way():
     assert numeric_day_first(["03/04/2024", "25/03/2024"]) is True  # 25 cannot be a month
     assert numeric_day_first(["03/04/2024", "03/25/2024"], "de") is False  # 25 cannot be a month

@@ -45,3 +45,11 @@ def test_an_item_listed_when_the_page_was_first_read_is_told_apart_from_a_new_on
     entries = feedparser.parse(atom(_page(listed, _item(None, None)))).entries
     assert [entry.id for entry in entries] == ["urn:sourcewatch:listed:r1", "urn:sourcewatch:item:e1"]
     assert entries[0].summary.startswith("Listed on https://e.org/events")
+
+
+def test_an_item_without_a_page_of_its_own_links_the_source_page_that_lists_it():
+    unlinked = FeedItem(event_id="u1", title="Board meeting", url="", source_url="https://e.org/meetings",
+                        site="e.org", published=None, first_seen=SEEN)
+    assert json_feed(_page(unlinked))["items"][0]["url"] == "https://e.org/meetings"
+    entry = feedparser.parse(atom(_page(unlinked))).entries[0]
+    assert [link.href for link in entry.links] == ["https://e.org/meetings"]
