@@ -265,6 +265,51 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE VIEW changes AS SELECT * FROM changes_store FINAL",
         ],
     ),
+    (
+        # An item is its link, title and date, as the stream tells items apart (models.records.extraction's
+        # record_key) and the feeds do: a series' meetings that share a title and a link ("OL Training", one
+        # meeting point's map) are one row each, not one row for the series. The rows move to a table keyed
+        # so (through a copy: a table's sorting key cannot take a new column).
+        13,
+        [
+            """CREATE TABLE records_store_13 (
+                site LowCardinality(String), source_url String, item_url String, title String,
+                date Nullable(DateTime64(3, 'UTC')),
+                snippet SimpleAggregateFunction(anyLast, String),
+                place SimpleAggregateFunction(anyLast, String) DEFAULT '',
+                published SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
+                event_start SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
+                page_url SimpleAggregateFunction(anyLast, String),
+                position SimpleAggregateFunction(anyLast, UInt32),
+                first_seen SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
+                last_seen SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
+            ) ENGINE = AggregatingMergeTree ORDER BY (site, source_url, item_url, title, date)
+            SETTINGS allow_nullable_key = 1""",
+            "INSERT INTO records_store_13 (site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, first_seen, last_seen) SELECT site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, first_seen, last_seen FROM records_store",
+            "DROP VIEW IF EXISTS records",
+            "DROP TABLE records_store",
+            """CREATE TABLE records_store (
+                site LowCardinality(String), source_url String, item_url String, title String,
+                date Nullable(DateTime64(3, 'UTC')),
+                snippet SimpleAggregateFunction(anyLast, String),
+                place SimpleAggregateFunction(anyLast, String) DEFAULT '',
+                published SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
+                event_start SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
+                page_url SimpleAggregateFunction(anyLast, String),
+                position SimpleAggregateFunction(anyLast, UInt32),
+                first_seen SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
+                last_seen SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
+            ) ENGINE = AggregatingMergeTree ORDER BY (site, source_url, item_url, title, date)
+            SETTINGS allow_nullable_key = 1""",
+            "INSERT INTO records_store (site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, first_seen, last_seen) SELECT site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, first_seen, last_seen FROM records_store_13",
+            "DROP TABLE records_store_13",
+            """CREATE VIEW records AS SELECT site, source_url, item_url, title, date,
+                anyLast(published) AS published, anyLast(event_start) AS event_start,
+                anyLast(snippet) AS snippet, anyLast(place) AS place, anyLast(page_url) AS page_url,
+                anyLast(position) AS position, min(first_seen) AS first_seen, max(last_seen) AS last_seen
+                FROM records_store GROUP BY site, source_url, item_url, title, date""",
+        ],
+    ),
 ]
 
 

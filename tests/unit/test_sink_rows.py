@@ -104,6 +104,17 @@ def test_an_item_read_again_keeps_one_row_with_its_first_and_last_sight(clickhou
         ["City Hall, Room 1006", NOW - timedelta(days=9), NOW]]
 
 
+def test_a_series_meetings_sharing_a_title_and_a_link_are_a_row_each(clickhouse):
+    """An item is its link, title and date (record_key): two meetings of one series at one meeting point."""
+    meetings = [RECORD.model_copy(update={"item_url": "https://maps.example/stein", "title": "OL Training",
+                                          "date": NOW + timedelta(days=days), "event_id": f"m{days}"})
+                for days in (7, 35)]
+    table, rows = rows_for("records.extracted", meetings)
+    clickhouse.insert(table, rows)
+    _, rows = clickhouse.query("SELECT date FROM records WHERE title = 'OL Training' ORDER BY date")
+    assert [row[0].replace(tzinfo=UTC) for row in rows] == [NOW + timedelta(days=7), NOW + timedelta(days=35)]
+
+
 def test_a_new_item_keeps_its_event_start_and_no_publication_date(clickhouse):
     table, rows = rows_for("changes.detected", [SAMPLES["changes.detected"].model_copy(update={"event_id": "kinds"})])
     clickhouse.insert(table, rows)
