@@ -33,6 +33,23 @@ READ_ONLY = {"readonly": 1}
 
 _KEYED = "ENGINE = ReplacingMergeTree ORDER BY {order}"
 
+# The records table keyed by item (migration 13, which creates it twice: under a passing name, then its own).
+_RECORD_COLUMNS = ("site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, "
+                   "first_seen, last_seen")
+_RECORDS_BY_ITEM = """CREATE TABLE {name} (
+                site LowCardinality(String), source_url String, item_url String, title String,
+                date Nullable(DateTime64(3, 'UTC')),
+                snippet SimpleAggregateFunction(anyLast, String),
+                place SimpleAggregateFunction(anyLast, String) DEFAULT '',
+                published SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
+                event_start SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
+                page_url SimpleAggregateFunction(anyLast, String),
+                position SimpleAggregateFunction(anyLast, UInt32),
+                first_seen SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
+                last_seen SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
+            ) ENGINE = AggregatingMergeTree ORDER BY (site, source_url, item_url, title, date)
+            SETTINGS allow_nullable_key = 1"""
+
 # (version, statements). Append only: a released migration is never edited.
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (
@@ -272,36 +289,12 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         # so (through a copy: a table's sorting key cannot take a new column).
         13,
         [
-            """CREATE TABLE records_store_13 (
-                site LowCardinality(String), source_url String, item_url String, title String,
-                date Nullable(DateTime64(3, 'UTC')),
-                snippet SimpleAggregateFunction(anyLast, String),
-                place SimpleAggregateFunction(anyLast, String) DEFAULT '',
-                published SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
-                event_start SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
-                page_url SimpleAggregateFunction(anyLast, String),
-                position SimpleAggregateFunction(anyLast, UInt32),
-                first_seen SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
-                last_seen SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
-            ) ENGINE = AggregatingMergeTree ORDER BY (site, source_url, item_url, title, date)
-            SETTINGS allow_nullable_key = 1""",
-            "INSERT INTO records_store_13 (site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, first_seen, last_seen) SELECT site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, first_seen, last_seen FROM records_store",
+            _RECORDS_BY_ITEM.format(name="records_store_13"),
+            f"INSERT INTO records_store_13 ({_RECORD_COLUMNS}) SELECT {_RECORD_COLUMNS} FROM records_store",
             "DROP VIEW IF EXISTS records",
             "DROP TABLE records_store",
-            """CREATE TABLE records_store (
-                site LowCardinality(String), source_url String, item_url String, title String,
-                date Nullable(DateTime64(3, 'UTC')),
-                snippet SimpleAggregateFunction(anyLast, String),
-                place SimpleAggregateFunction(anyLast, String) DEFAULT '',
-                published SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
-                event_start SimpleAggregateFunction(anyLast, Nullable(DateTime64(3, 'UTC'))),
-                page_url SimpleAggregateFunction(anyLast, String),
-                position SimpleAggregateFunction(anyLast, UInt32),
-                first_seen SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
-                last_seen SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
-            ) ENGINE = AggregatingMergeTree ORDER BY (site, source_url, item_url, title, date)
-            SETTINGS allow_nullable_key = 1""",
-            "INSERT INTO records_store (site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, first_seen, last_seen) SELECT site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, first_seen, last_seen FROM records_store_13",
+            _RECORDS_BY_ITEM.format(name="records_store"),
+            f"INSERT INTO records_store ({_RECORD_COLUMNS}) SELECT {_RECORD_COLUMNS} FROM records_store_13",
             "DROP TABLE records_store_13",
             """CREATE VIEW records AS SELECT site, source_url, item_url, title, date,
                 anyLast(published) AS published, anyLast(event_start) AS event_start,
