@@ -17,11 +17,12 @@ PLACE_CHARS = 160
 _PLACE_WORDS = re.compile(r"(?<![a-z])(location|venue|place|address|adresse|where|lieu|ort|luogo|lugar|"
                           r"sede|veranstaltungsort|plaats|locatie|sted)(?![a-z])", re.IGNORECASE)
 _PLACE_PROPERTIES = {"location", "address"}
-# A label, then the place up to the next label-like word, a separator or the end.
-_LABELLED = re.compile(r"(?<!\w)(?:location|venue|place|where|address|lieu|ort|lugar|luogo|local|sede|"
-                       r"veranstaltungsort|locatie)\s*:\s*(.+?)(?=\s+(?:date|time|when|agenda|minutes|details|"
-                       r"more|read more|register|zeit|datum|heure|fecha|hora)\b\s*:?|\s+[|·•]|$)",
-                       re.IGNORECASE)
+_PLACE_LABELS = r"location|venue|place|where|address|lieu|ort|lugar|luogo|local|sede|veranstaltungsort|locatie"
+# A label, then the place up to the next label-like word, the next label of another kind ("Zeitraum:"; a place's
+# "Address:" goes on with it), a separator or the end.
+_LABELLED = re.compile(rf"(?<!\w)(?:{_PLACE_LABELS})\s*:\s*(.+?)(?=\s+(?:date|time|when|agenda|minutes|details|"
+                       r"more|read more|register|zeit|datum|heure|fecha|hora)\b\s*:?|"
+                       rf"\s+(?!(?:{_PLACE_LABELS})\s*:)[^\W\d_]{{3,20}}\s*:\s|\s+[|·•]|$)", re.IGNORECASE)
 
 
 def record_place(elements: list[lxml.html.HtmlElement], text: str) -> str:

@@ -25,6 +25,11 @@ def test_a_place_written_after_a_label_is_read_up_to_the_next_label():
                      'Floor Time: 6:00 pm</p>')
     assert record.place == "Fisher Building, 12th Floor"
     assert _record('<p><a href="/e/5">Sommerfest</a> Ort: Stadtpark | Eintritt frei</p>').place == "Stadtpark"
+    # A label of any other kind ends the place, but an address goes on with its venue.
+    assert _record('<li><a href="/k/1">IDK-Konferenz 2024</a><p>Ort: Münster<br>Zeitraum: 08.11. bis 09.11.2024</p>'
+                   '</li>').place == "Münster"
+    assert _record('<p><a href="/e/6">Commission</a> Location: Janik\'s Cafe Address: 2011 W Division St.</p>'
+                   ).place == "Janik's Cafe Address: 2011 W Division St."
 
 
 def test_no_place_where_the_record_shows_none_or_only_looks_like_one():
