@@ -1,6 +1,6 @@
 """A record's place: marked up, or written after a label; never a whole card, never a price."""
 
-from models.records.extraction import build_record
+from models.records.extraction import build_record, prepare_page
 from models.records.main_list import extract_records
 from models.web.dom import parse_html
 
@@ -9,6 +9,7 @@ BASE = "https://club.example.org/events/"
 
 def _record(html: str):
     root = parse_html(f"<html><body>{html}</body></html>")
+    prepare_page(root)  # as the extraction reads a page: blocks and `<br>` lines apart
     return build_record([root.find("body")[0]], BASE, 0)
 
 
