@@ -33,6 +33,7 @@ from infra.kafka_broker import bootstrap_address, first_free_port
 from infra.kafka_topics import TopicDeclaration, consumer_group, ensure_topics, group_members, worker_client_id
 from infra.sql_owner import chdb_owner, release_chdb
 from streams.broker_outage import PROBE_SECONDS, BrokerOutage
+from streams.faust_logs import quiet_normal_working
 from streams.gpu_libraries import release_gpu_code
 from streams.heap import freeze_loaded
 from streams.malloc import return_freed_memory
@@ -157,6 +158,7 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
     asyncio.set_event_loop(asyncio.new_event_loop())
     outage = BrokerOutage(bootstrap)
     outage.install()
+    quiet_normal_working()
     app.timer(interval=PROBE_SECONDS)(outage.probe)
     app.conf.web_port = first_free_port(settings.web_port)
     if web_routes is not None:
