@@ -16,7 +16,9 @@ the site's other pages show (models.records.witnesses: template, not data).
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -59,8 +61,18 @@ FEATURES = (
     "in_content", "log_depth", "position",
     "span", "from_mdr", "from_siblings", "lines", "table_rows", "list_items", "log_candidates",
     "template_letter_share", "template_record_share", "structure_on_witness", "data_on_witness", "has_witnesses",
-    "regrouped", "holds_newest_date", "newest_date_lag",
+    "regrouped", "holds_newest_date", "newest_date_lag", "named_aside", "named_main",
 )
+# What a page's own class and id names call the block a candidate sits in (the candidate's parent and its nearest
+# ancestors): a widget beside the content — a sidebar, a carousel of recommendations, a search's filters — or
+# the content itself — the results, the posts, the main column. Words begin a name's part ("sidebar-content",
+# "mainContent", "search_results"); the ranker learns what each kind is worth.
+NAMED_ANCESTORS = 7
+_ASIDE_NAMES = re.compile(r"(?<![a-z])(?:sidebar|aside|widget|carousel|slider|swiper|related|recommend|sponsor|"
+                          r"trend|popular|featured|promo|advert|banner|filter|facet|breadcrumb|menu|nav|footer|"
+                          r"header|toolbar|share|social)")
+_MAIN_NAMES = re.compile(r"(?<![a-z])(?:main|content|result|list|product|item|post|article|event|news|search|"
+                         r"entries|entry|calendar|meeting|agenda)")
 # How far a dated candidate's newest date may lie behind the page's newest before it counts as wholly old.
 NEWEST_DATE_HORIZON_DAYS = 3650
 
@@ -163,7 +175,7 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
     dates_read: dict[str, _DatesShown] = {}
     records_read: dict[tuple, _RecordLinks] = {}
     anchors_read: dict[lxml.html.HtmlElement, _Anchor] = {}
-    rows, newest = [], []
+    rows, newest, named = [], [], []
     for index in described:
         candidate = candidates[index]
         records, texts, per_record, size = candidate.records, candidate.texts, candidate.record_letters, letters[index]
@@ -192,11 +204,21 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
             float(records[0][0].get("class") == LINE_CLASS), float(tag == "tr"), float(tag == "li"),
             math.log1p(len(candidates)), *_witness_features(candidate.region, template), float(candidate.regrouped),
         ])
+        named.append(_named(parent))
         newest.append(max((shown.date for shown in dates if shown.date is not None), default=None))
     page_newest = max((date for date in newest if date is not None), default=None)
-    for row, date in zip(rows, newest):
+    for row, date, names in zip(rows, newest, named):
         row.extend(_newest_date_features(date, page_newest))
+        row.extend(names)
     return np.asarray(rows, dtype=np.float32)
+
+
+def _named(parent: lxml.html.HtmlElement) -> tuple[float, float]:
+    """(named as a widget beside the content, named as content) by the class and id names of the candidate's
+    parent and its nearest ancestors."""
+    names = " ".join(f"{node.get('class') or ''} {node.get('id') or ''}"
+                     for node in itertools.islice(itertools.chain((parent,), parent.iterancestors()), NAMED_ANCESTORS)).lower()
+    return float(_ASIDE_NAMES.search(names) is not None), float(_MAIN_NAMES.search(names) is not None)
 
 
 def _spread(letters: list[int]) -> float:

@@ -84,6 +84,27 @@ def test_of_a_page_of_meetings_by_year_the_current_years_list_holds_the_newest_d
     assert (undated[holds], undated[lag]) == (0.0, 1.0)
 
 
+def test_the_names_a_page_gives_a_candidates_block_are_features():
+    def items(kind: str) -> str:
+        return "".join(f'<li><a href="/{kind}/{n}">{kind} item {n} with some words</a></li>' for n in range(4))
+
+    root = parse_html(f"<html><body><div id='mainContent'><section class='search_results'><ul>{items('result')}</ul>"
+                      f"</section></div><div class='carousel__stage'><ul>{items('promo')}</ul></div>"
+                      f"<div class='box'><ul>{items('other')}</ul></div></body></html>")
+    candidates = page_candidates(root, BASE)
+    features = candidate_features(candidates, root, BASE)
+    aside, main = FEATURES.index("named_aside"), FEATURES.index("named_main")
+
+    def named(first: str) -> tuple[float, float]:
+        row = features[next(i for i, c in enumerate(candidates)
+                            if c.records[0][0].tag == "li" and c.texts[0].startswith(first))]
+        return row[aside], row[main]
+
+    assert named("result item") == (0.0, 1.0)
+    assert named("promo item") == (1.0, 0.0)
+    assert named("other item") == (0.0, 0.0)
+
+
 def test_items_of_one_class_that_add_classes_of_their_own_are_one_candidate():
     # Each post carries its own id class, every third item a position class: no two share a class set, all
     # share "post": one group of the nine, in page order. The baseline's grouping (tag and class set) is unchanged.
