@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,6 +44,7 @@ from models.records.extraction import (
     letters_of,
     ranked_candidates,
     record_anchors,
+    region_template,
     sibling_groups,
 )
 
@@ -128,7 +130,61 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
             found.append(ListCandidate(region, [text for _, text in kept], "siblings", regrouped=paired is not None))
             if paired is not None:
                 paired.regrouped = True
-    return found
+    return found + _alike_unions(root, found)
+
+
+def _alike_unions(root: lxml.html.HtmlElement, regions: list[ListCandidate]) -> list[ListCandidate]:
+    """A list split in parts built alike — a table of meetings per year under its heading, a list per column —
+    as one candidate of all their records in page order: candidates of one template (the same parent path and
+    record tag and class) under two or more parents, none inside another."""
+    by_template: dict[str, list[ListCandidate]] = defaultdict(list)
+    for region in regions:
+        by_template[region_template(region)].append(region)
+    alike = [parts for parts in by_template.values() if len(parts) > 1]
+    if not alike:
+        return []
+    order = {element: index for index, element in enumerate(root.iter())}
+    # Which candidate's record each element is the root of: parts that are fields of one list's records (a
+    # row's cells, alike in every row) are that list, read finer, not a list split in parts.
+    record_of = {node: (id(candidate), number) for candidate in regions
+                 for number, nodes in enumerate(candidate.records) for node in nodes}
+    unions = []
+    for parts in alike:
+        # One part per parent (MDR's region and a sibling group of one list are the same part), none inside another.
+        by_parent = {}
+        for part in sorted(parts, key=lambda part: -len(part.records)):
+            by_parent.setdefault(part.region.parent, part)
+        outer = [part for parent, part in by_parent.items()
+                 if not any(ancestor in by_parent for ancestor in parent.iterancestors())]
+        if len(outer) < 2 or _fields_of_records([part.region.parent for part in outer], record_of):
+            continue
+        outer.sort(key=lambda part: order.get(part.records[0][0], 0))
+        region = DataRegion(parent=_common_ancestor([part.region.parent for part in outer]),
+                            records=[nodes for part in outer for nodes in part.records], span=outer[0].region.span)
+        unions.append(ListCandidate(region, [text for part in outer for text in part.texts], "union"))
+    return unions
+
+
+def _fields_of_records(parents: list[lxml.html.HtmlElement], record_of: dict) -> bool:
+    """Every parent is, or lies inside, a record of another candidate, a different record each: the parts are
+    the fields of listed records (a row's cells), not parts of a list."""
+    held = []
+    for parent in parents:
+        owner = next((record_of[node] for node in itertools.chain((parent,), parent.iterancestors())
+                      if node in record_of), None)
+        if owner is None:
+            return False
+        held.append(owner)
+    return len(set(held)) == len(held)
+
+
+def _common_ancestor(elements: list[lxml.html.HtmlElement]) -> lxml.html.HtmlElement:
+    """The nearest element that holds all of them."""
+    common = [elements[0], *elements[0].iterancestors()]
+    for element in elements[1:]:
+        holding = set(element.iterancestors()) | {element}
+        common = [node for node in common if node in holding]
+    return common[0]
 
 
 def _items_paired(candidate: ListCandidate, base_url: str) -> bool:

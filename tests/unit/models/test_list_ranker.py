@@ -84,6 +84,27 @@ def test_of_a_page_of_meetings_by_year_the_current_years_list_holds_the_newest_d
     assert (undated[holds], undated[lag]) == (0.0, 1.0)
 
 
+def _meetings(prefix: str) -> str:
+    return "<ul class='meetings'>" + "".join(f"<li><a href='/m/{prefix}{i}'>Board meeting {prefix}{i}</a> March {i}, "
+                                             "2026</li>" for i in range(1, 4)) + "</ul>"
+
+
+def test_a_list_split_in_parts_built_alike_is_also_one_candidate_of_all_its_records_in_page_order():
+    # Upcoming meetings in the main column, past ones under a note in the side column: no region holds both.
+    root = parse_html(f"<html><body><main><div class='row'><div class='col-8'><h2>Upcoming</h2>{_meetings('u')}</div>"
+                      "<div class='col-4'><h3>Past</h3><div class='box'><img src='a.png'><p>Minutes are posted within "
+                      f"a month of each meeting.</p></div>{_meetings('p')}</div></div></main></body></html>")
+    unions = [c for c in page_candidates(root, BASE) if c.generator == "union"]
+    assert [[text.split(" March")[0] for text in union.texts] for union in unions] == [
+        [f"Board meeting {prefix}{i}" for prefix in "up" for i in range(1, 4)]]
+
+
+def test_the_cells_of_a_tables_rows_are_no_list_split_in_parts():
+    rows = "".join(f"<tr><td><a href='/m/{i}'>Meeting {i}</a></td><td>March {i}, 2026</td></tr>" for i in range(1, 6))
+    candidates = page_candidates(parse_html(f"<html><body><main><table>{rows}</table></main></body></html>"), BASE)
+    assert not [c for c in candidates if c.generator == "union"]
+
+
 def test_the_names_a_page_gives_a_candidates_block_are_features():
     def items(kind: str) -> str:
         return "".join(f'<li><a href="/{kind}/{n}">{kind} item {n} with some words</a></li>' for n in range(4))

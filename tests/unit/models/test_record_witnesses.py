@@ -1,7 +1,6 @@
 """Pages as witnesses: a site's other pages tell its template (menus, sidebars) from a list page's data."""
 
 import numpy as np
-import pytest
 
 from agents.records import SiteWitnesses
 from models.records.candidates import FEATURES, candidate_features, page_candidates
@@ -55,9 +54,6 @@ def test_witness_features_reach_the_ranker():
     assert np.array_equal(alone[:, :FEATURES.index('template_letter_share')], told[:, :FEATURES.index('template_letter_share')])
 
 
-@pytest.mark.xfail(strict=True, reason="known weakness (issue 17): the shipped ranker still prefers a long sidebar "
-                   "the witnesses show to be template; Estuka's query pages often repeat their results, which "
-                   "blurs the signal in training")
 def test_the_shipped_ranker_reads_the_data_list_once_the_sidebar_is_shown_to_be_template():
     witness = merged([page_fingerprint(parse_html(OTHER_PAGE)),
                       page_fingerprint(parse_html(_page(_news(["winter", "advent"]))))])
