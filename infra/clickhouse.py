@@ -34,8 +34,8 @@ READ_ONLY = {"readonly": 1}
 _KEYED = "ENGINE = ReplacingMergeTree ORDER BY {order}"
 
 # The records table keyed by item (migration 13, which creates it twice: under a passing name, then its own).
-_RECORD_COLUMNS = ("site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, position, "
-                   "first_seen, last_seen")
+_RECORD_COLUMNS = ("site, source_url, item_url, title, date, snippet, place, published, event_start, page_url, "
+                   "position, first_seen, last_seen")
 _RECORDS_BY_ITEM = """CREATE TABLE {name} (
                 site LowCardinality(String), source_url String, item_url String, title String,
                 date Nullable(DateTime64(3, 'UTC')),

@@ -143,7 +143,7 @@ def _alike_unions(root: lxml.html.HtmlElement, regions: list[ListCandidate]) -> 
     alike = [parts for parts in by_template.values() if len(parts) > 1]
     if not alike:
         return []
-    order = {element: index for index, element in enumerate(root.iter())}
+    order: dict[lxml.html.HtmlElement, int] = {}  # the page's elements in document order, read once a union is made
     # Which candidate's record each element is the root of: parts that are fields of one list's records (a
     # row's cells, alike in every row) are that list, read finer, not a list split in parts.
     record_of = {node: (id(candidate), number) for candidate in regions
@@ -158,6 +158,7 @@ def _alike_unions(root: lxml.html.HtmlElement, regions: list[ListCandidate]) -> 
                  if not any(ancestor in by_parent for ancestor in parent.iterancestors())]
         if len(outer) < 2 or _fields_of_records([part.region.parent for part in outer], record_of):
             continue
+        order = order or {element: index for index, element in enumerate(root.iter())}
         outer.sort(key=lambda part: order.get(part.records[0][0], 0))
         region = DataRegion(parent=_common_ancestor([part.region.parent for part in outer]),
                             records=[nodes for part in outer for nodes in part.records], span=outer[0].region.span)
@@ -272,8 +273,8 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
 def _named(parent: lxml.html.HtmlElement) -> tuple[float, float]:
     """(named as a widget beside the content, named as content) by the class and id names of the candidate's
     parent and its nearest ancestors."""
-    names = " ".join(f"{node.get('class') or ''} {node.get('id') or ''}"
-                     for node in itertools.islice(itertools.chain((parent,), parent.iterancestors()), NAMED_ANCESTORS)).lower()
+    nearest = itertools.islice(itertools.chain((parent,), parent.iterancestors()), NAMED_ANCESTORS)
+    names = " ".join(f"{node.get('class') or ''} {node.get('id') or ''}" for node in nearest).lower()
     return float(_ASIDE_NAMES.search(names) is not None), float(_MAIN_NAMES.search(names) is not None)
 
 
