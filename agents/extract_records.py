@@ -76,7 +76,7 @@ async def extract_records(stream):
                 if page.reason not in RECORD_REASONS:
                     continue
                 crawl = progress.of(page.crawl_id)
-                new_items, records, reading_on = [], [], False
+                new_items, records, reading_on, in_navigation = [], [], False, False
                 if page.ok and is_html(page):
                     if page.truncated:
                         log.info("%s was cut at the size cap; its records are read from the part received", page.url)
@@ -90,13 +90,16 @@ async def extract_records(stream):
                         log.info("%s: its list chosen anew (%d records); its items seed the source again", page.url,
                                  len(read.records))
                         metrics.count("lists_chosen_anew", "extract_records")
+                    if read.extraction.from_hidden:
+                        log.info("%s: its list read from elements the page hides for its script to show", page.url)
+                        metrics.count("lists_read_from_hidden", "extract_records")
                     if not read.records:
                         log.info("no records on %s (%d data regions)", page.final_url, read.extraction.regions)
                         metrics.count("pages_without_records", "extract_records")
                     for record in read.records:
                         crawl.records_sent += 1
                         await send("records.extracted", record)
-                    records = read.records
+                    records, in_navigation = read.records, read.extraction.in_navigation
                     overflow = page.reason == OVERFLOW_REASON
                     new_items = detector.new_items(read.records, source, page.crawl_id, reseed, overflow)
                     for item in new_items:
@@ -110,8 +113,8 @@ async def extract_records(stream):
                     metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                     metrics.count("pages_read", "extract_records")
                 if page.reason == "revisit":
-                    await _send_held(page, held.hold(page, revisit_outcome(page, new_items, records), new_items,
-                                                     records, reading_on))
+                    await _send_held(page, held.hold(page, revisit_outcome(page, new_items, records, in_navigation),
+                                                     new_items, records, reading_on))
                 elif page.reason == OVERFLOW_REASON:
                     await _send_held(page, held.extend(page, new_items, reading_on))
                 crawl.pages_extracted += 1

@@ -238,9 +238,10 @@ def _item_keys(records: Sequence[RecordExtracted], source: str) -> list[tuple[st
 
 
 def revisit_outcome(page: PageFetched, new_items: Sequence[ItemDiscovered],
-                    records: Sequence[RecordExtracted] = ()) -> RevisitOutcome:
-    """What a revisit gave the scheduler: the new items and every item's listed time; a page not modified since
-    the last fetch was read and has nothing new; a failed fetch says why."""
+                    records: Sequence[RecordExtracted] = (), in_navigation: bool = False) -> RevisitOutcome:
+    """What a revisit gave the scheduler: the new items and every item's listed time (and whether the records
+    came from the site's navigation); a page not modified since the last fetch was read and has nothing new; a
+    failed fetch says why."""
     read = page.ok or page.not_modified
     return RevisitOutcome(
         event_id=derived_event_id(page.event_id, "outcome"), site=page.site, page_url=source_of(page),
@@ -248,5 +249,6 @@ def revisit_outcome(page: PageFetched, new_items: Sequence[ItemDiscovered],
         error="" if read else (page.error_detail or f"{page.error.value} (status {page.status})"),
         new_items=len(new_items), published=[item.publication for item in new_items],
         listed=[record.publication for record in records], linked=sum(bool(record.item_url) for record in records),
+        in_navigation=in_navigation and bool(records),
         etag=page.etag,
         last_modified=page.last_modified)

@@ -245,13 +245,16 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock,
 
 def withdrawal_reason(source: WatchedSource, outcome: RevisitOutcome, observation: Observation) -> str | None:
     """Why a find is withdrawn from watching, or None: a page discovery judged a source page whose first read
-    shows no list of items — no record, or records neither dated nor linking to an item's page (an article's
-    paragraphs, a contact page the classifier mistook) — has nothing to watch. A page a person listed is kept
+    shows no list of items — no record, the site's menu alone (a calendar shown in a frame of another site), or
+    records neither dated nor linking to an item's page (an article's paragraphs, a contact page the classifier
+    mistook) — has nothing to watch. A page a person listed is kept
     (they asked for it); a failed read decides nothing."""
     if not (source.discovered and observation.first_read):
         return None
     if not outcome.listed:
         return "its first read shows no list"
+    if outcome.in_navigation:
+        return "its first read shows only the site's navigation"
     if outcome.linked == 0 and all(date is None for date in outcome.listed):
         return "its first read shows no dated or linked list"
     return None

@@ -29,6 +29,8 @@ class RevisitDecision(Message):
 class RevisitOutcome(Message):
     """What the revisit of a source page at one tick gave: whether the page could be read, and its new items."""
 
+    # 2: `in_navigation` added.
+    schema_version: int = 2
     page_url: str
     tick_at: datetime
     # False when the fetch failed (the error says why); a 304 Not Modified is read, with no new items.
@@ -41,6 +43,8 @@ class RevisitOutcome(Message):
     listed: list[datetime | None] = Field(default_factory=list)
     # How many of them link to an item's own page.
     linked: int = 0
+    # The records are the site's navigation (a menu read where the page shows no list of its own).
+    in_navigation: bool = False
     # Validators of this fetch, for the next revisit's conditional GET.
     etag: str | None = None
     last_modified: str | None = None

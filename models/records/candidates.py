@@ -195,7 +195,11 @@ def _items_paired(candidate: ListCandidate, base_url: str) -> bool:
 
 
 def _from_mdr(candidate: RegionCandidate) -> ListCandidate:
-    return ListCandidate(candidate.region, candidate.texts, "mdr", candidate.score)
+    """MDR's region as a candidate of its records that have text (an empty `<p>` between two is none)."""
+    region = candidate.region
+    if len(candidate.records) < len(region.records):
+        region = DataRegion(parent=region.parent, records=candidate.records, span=region.span)
+    return ListCandidate(region, candidate.texts, "mdr", candidate.score)
 
 
 def _elements(records: list[list[lxml.html.HtmlElement]]) -> frozenset:

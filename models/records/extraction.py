@@ -60,6 +60,8 @@ INVISIBLE_TAGS = ("script", "style", "noscript", "template")
 # book titles carry it: the link for the eye, the cover's alt text for the ear).
 _MAYBE_HIDDEN = lxml.etree.XPath("//*[@hidden or @style]")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+# A class word, bounded by any non-letter ("card-title", "entry_title", "headline"), that names a title.
+_TITLE_CLASS = re.compile(r"(?<![a-z])(?:title|headline)(?![a-z])", re.IGNORECASE)
 _NOT_ITEM_LINKS = ("#", "javascript:", "mailto:", "tel:", "data:")
 
 
@@ -104,6 +106,8 @@ class Extraction:
     # The region lies inside a navigation landmark (see in_navigation): on a page with no other repeated
     # structure — a list of one item yet — that is the menu, not the list.
     in_navigation: bool = False
+    # The list was read from elements the page hides (for its script to show): see main_list.extract_records.
+    from_hidden: bool = False
 
 
 def text_of(elements: Iterable[lxml.html.HtmlElement]) -> str:
@@ -198,8 +202,9 @@ def _main_link(elements: list[lxml.html.HtmlElement], base_url: str,
                   or any(True for _ in a.iter(*HEADINGS))]
     own = [(a, url) for a, url in linked if url not in links.shared_urls]
     anchor, url = ([pair for pair in in_heading if pair in own] or in_heading or _longest_text_first(own or linked))[0]
-    # A card wrapped whole in its link is titled by the heading inside the link, not the card's every word.
-    title = _heading_text([anchor], HEADINGS) or text_of([anchor])
+    # A card wrapped whole in its link is titled by the heading inside the link, or the element its class calls
+    # the title (`card-title`, `ev-title`), not the card's every word.
+    title = _heading_text([anchor], HEADINGS) or _class_titled_text(anchor) or text_of([anchor])
     if not in_heading and (not title or title in links.shared_texts):
         title = max(_heading_text(elements, HEADINGS), text_of([_longest_text_first(linked)[0][0]]), key=len)
     return url, title
@@ -214,6 +219,14 @@ def _heading_text(elements: list[lxml.html.HtmlElement], tags: tuple[str, ...] =
         for heading in element.iter(*tags):
             if text := text_of([heading]):
                 return text
+    return ""
+
+
+def _class_titled_text(anchor: lxml.html.HtmlElement) -> str:
+    """The text of the first element inside the link whose class names a title or headline."""
+    for node in anchor.iterdescendants():
+        if isinstance(node.tag, str) and _TITLE_CLASS.search(node.get("class") or "") and (text := text_of([node])):
+            return text
     return ""
 
 
@@ -365,11 +378,15 @@ def drop_invisible(root: lxml.html.HtmlElement) -> None:
     """Remove what a reader never sees: scripts, styles and elements hidden by attribute or inline style
     (their text would otherwise count as record text)."""
     lxml.etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
-    hidden = [element for element in _MAYBE_HIDDEN(root) if element.get("hidden") is not None
-              or _HIDDEN_STYLE.search(element.get("style") or "")]
-    for element in hidden:
+    for element in hidden_elements(root):
         if element.getparent() is not None:
             element.drop_tree()
+
+
+def hidden_elements(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The elements hidden by the `hidden` attribute or an inline style."""
+    return [element for element in _MAYBE_HIDDEN(root) if element.get("hidden") is not None
+            or _HIDDEN_STYLE.search(element.get("style") or "")]
 
 
 def prepare_page(root: lxml.html.HtmlElement) -> None:

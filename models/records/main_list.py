@@ -6,18 +6,25 @@ choice (models.records.ranker); and a paginated list read page by page with its 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from copy import deepcopy
+from urllib.parse import urlsplit
 
+import lxml.etree
 import lxml.html
 
 from models.records.candidates import ListCandidate, candidate_features, page_candidates, shortlist
 from models.records.data_regions import DataRegion, element_children
 from models.records.dates import numeric_day_first
 from models.records.extraction import (
+    HEADINGS,
+    NAVIGATION_TAGS,
     Extraction,
     in_navigation,
+    item_link,
     list_links,
     text_of,
     build_record,
+    hidden_elements,
     record_key,
     record_signature,
     region_template,
@@ -25,6 +32,13 @@ from models.records.extraction import (
 )
 from models.records.ranker import Ranking, default_ranker
 from models.records.witnesses import Fingerprint
+
+# A hidden element holding this many links may be a list's store (fewer: a collapsed menu or a dialog's
+# buttons, not worth a second reading).
+MIN_HIDDEN_LINKS = 3
+_LINKS = lxml.etree.XPath(".//a[@href]")
+# A lone item's record never reaches past these: beyond them lies the page, not the list.
+_LIST_BOUNDS = NAVIGATION_TAGS | {"main", "body", "html"}
 
 
 def _extraction(regions: list[ListCandidate], chosen: ListCandidate | None, base_url: str) -> Extraction:
@@ -47,7 +61,92 @@ def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template:
     """The records of one page's main list — the candidate built like `template` (from an earlier page of the
     same list) where the page has one, else the one the list ranker chooses (default: the shipped one), told
     by `witness` (the fingerprint of the site's other pages) what is the site's template; no records when the
-    page has no repeated structure."""
+    page has no repeated structure. Changes `root`.
+
+    A page whose visible part shows no list may keep its list in elements it hides for a script to show
+    (cards in a `display:none` store that the page's script deals into "upcoming" and "past" grids): the page
+    is then read again with its hidden elements shown, and that reading is taken where it shows a list."""
+    revealed = _revealed_copy(root) if root is not None else None
+    extraction = _read(root, base_url, template, ranker, witness)
+    if revealed is not None and not shows_a_list(extraction):
+        second = _read(revealed, base_url, template, ranker, witness)
+        if shows_a_list(second):
+            second.from_hidden = True
+            return second
+    if root is not None and not shows_a_list(extraction) and (lone := _lone_item(root, base_url)):
+        one = _extraction([], lone, base_url)
+        one.region_texts, one.regions = extraction.region_texts, extraction.regions
+        return one
+    return extraction
+
+
+def _lone_item(root: lxml.html.HtmlElement, base_url: str) -> ListCandidate | None:
+    """A list of one item yet, where the page shows no list: the one page below the page's own path
+    (…/events/ → …/events/batizado-2020/) that its content links, as one record — the largest element around
+    the link that links nothing else and holds no heading beside it (the list's own heading bounds the
+    list). None where the content links no such page or several (a list of several is a list, or a pager)."""
+    below = _path_below(base_url)
+    if not below:
+        return None
+    targets: dict[str, lxml.html.HtmlElement] = {}
+    for anchor in root.iter("a"):
+        url = item_link(base_url, anchor.get("href"))
+        path = urlsplit(url).path if url else ""
+        if path.startswith(below) and len(path) > len(below) and not in_navigation(anchor):
+            targets.setdefault(url, anchor)
+    if len(targets) != 1:
+        return None
+    [(url, record)] = targets.items()
+    for parent in record.iterancestors():
+        if parent.tag in _LIST_BOUNDS or _links_elsewhere(parent, url, base_url) or _heading_beside(parent, record):
+            break
+        record = parent
+    text = text_of([record])
+    if not text or record.getparent() is None:
+        return None
+    return ListCandidate(DataRegion(parent=record.getparent(), records=[[record]], span=1), [text], "lone")
+
+
+def _path_below(base_url: str) -> str:
+    """The path the page's items live below: the page's own, as a folder (/en/events/ for /en/events/,
+    /en/events/index.html and /en/events, /events/ for /events.html); "" for a site's root."""
+    path = urlsplit(base_url).path or "/"
+    folder, _, name = path.rpartition("/")
+    if name and not name.startswith("index."):
+        folder = f"{folder}/{name.rsplit('.', 1)[0]}"
+    return f"{folder}/" if folder else ""
+
+
+def _links_elsewhere(element: lxml.html.HtmlElement, url: str, base_url: str) -> bool:
+    return any(target and target != url for a in element.iter("a") if (target := item_link(base_url, a.get("href"))))
+
+
+def _heading_beside(parent: lxml.html.HtmlElement, record: lxml.html.HtmlElement) -> bool:
+    """The parent holds a heading that is neither inside the record nor around it."""
+    own = {*record.iter(*HEADINGS), *record.iterancestors(*HEADINGS)}
+    return any(heading not in own for heading in parent.iter(*HEADINGS))
+
+
+def shows_a_list(extraction: Extraction) -> bool:
+    """Records outside the navigation, one or more of them dated or linking to an item's page."""
+    return not extraction.in_navigation and any(record.date or record.item_url for record in extraction.records)
+
+
+def _revealed_copy(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """A copy of the page with its hidden elements shown, where one of them holds links enough for a list;
+    else None (most pages: a copy costs a few milliseconds, and a reading twice that)."""
+    hidden = hidden_elements(root)
+    if not any(len(_LINKS(element)) >= MIN_HIDDEN_LINKS for element in hidden):
+        return None
+    copy = deepcopy(root)
+    for element in hidden_elements(copy):
+        element.attrib.pop("hidden", None)
+        element.attrib.pop("style", None)
+    return copy
+
+
+def _read(root: lxml.html.HtmlElement | None, base_url: str, template: str, ranker: Ranking | None,
+          witness: Fingerprint) -> Extraction:
     candidates = page_candidates(root, base_url)
     ranker = ranker or default_ranker()
     alike = [index for index, candidate in enumerate(candidates) if template and region_template(candidate) == template]

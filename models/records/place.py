@@ -1,5 +1,5 @@
 """Where a listed event takes place, when its record says: marked up (an `<address>`, schema.org's location or
-address, an element whose class or id names a place) or written after a label ("Location:", "Lieu :").
+address, an element whose class or id names a place), after a pin (📍) or after a label ("Location:", "Lieu :").
 
 Event and meeting lists show the place beside the date; news lists seldom do, so most news records have none.
 """
@@ -17,6 +17,8 @@ PLACE_CHARS = 160
 _PLACE_WORDS = re.compile(r"(?<![a-z])(location|venue|place|address|adresse|where|lieu|ort|luogo|lugar|"
                           r"sede|veranstaltungsort|plaats|locatie|sted)(?![a-z])", re.IGNORECASE)
 _PLACE_PROPERTIES = {"location", "address"}
+# The round pushpin: what event cards write before a place where they print no label.
+PIN = "\N{ROUND PUSHPIN}"
 _PLACE_LABELS = r"location|venue|place|where|address|lieu|ort|lugar|luogo|local|sede|veranstaltungsort|locatie"
 # A label, then the place up to the next label-like word, the next label of another kind ("Zeitraum:"; a place's
 # "Address:" goes on with it), a separator or the end.
@@ -35,8 +37,20 @@ def record_place(elements: list[lxml.html.HtmlElement], text: str) -> str:
             place = normalize_space(node.text_content())
             if place and len(place) < len(text):
                 return _without_label(place)[:PLACE_CHARS]
+    pinned = (place for element in elements if PIN in text for node in element.iter()
+              if isinstance(node.tag, str) and (place := _pinned(node)))
+    if place := next(pinned, ""):
+        return place[:PLACE_CHARS]
     match = _LABELLED.search(text)
     return match[1].strip(" ,;")[:PLACE_CHARS] if match else ""
+
+
+def _pinned(node: lxml.html.HtmlElement) -> str:
+    """The place an element marks with the pin emoji (📍 Main hall), written after the pin in the element or,
+    where the pin stands alone in an icon's element, right after that element."""
+    if not (node.text or "").lstrip().startswith(PIN):
+        return ""
+    return normalize_space(node.text_content()).removeprefix(PIN).strip() or normalize_space(node.tail or "")
 
 
 def _marks_place(node: lxml.html.HtmlElement) -> bool:

@@ -1,5 +1,6 @@
-"""A page discovery found is read as its watch begins; a find whose first read shows no list is withdrawn (a
-stop with its reason, through the real broker into ClickHouse), a find with a list stays watched."""
+"""A page discovery found is read as its watch begins; a find whose first read shows no list (or only the site's
+menu) is withdrawn (a stop with its reason, through the real broker into ClickHouse), a find with a list stays
+watched."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ ARTICLE = "<html><head><title>About us</title></head><body><main><h1>About us</h
           "<p>We are a small association of neighbours who meet to talk about the town and its streets.</p>" * 3 + \
           "</main></body></html>"
 
+# A calendar shown in a frame of another site: the page's only repeated structure is the site's menu.
+CALENDAR = "<html><head><title>Calendar</title></head><body><header><nav><ul>" + "".join(
+    f"<li><a href='/{page}.html'>{page.title()}</a></li>" for page in ("news", "about", "join", "contact")) + \
+    "</ul></nav></header><main><h1>Calendar</h1><iframe src='https://calendar.example.com/embed'></iframe></main>" \
+    "</body></html>"
+
 
 async def _found(bootstrap: str, prefix: str, urls: list[str]) -> None:
     await ensure_topics(bootstrap, prefix, 4)
@@ -45,23 +52,26 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
     site.mkdir()
     (site / "news.html").write_text(LISTING.format(items="".join(ITEM.format(n=n, day=20 - n) for n in range(1, 9))))
     (site / "about.html").write_text(ARTICLE)
+    (site / "calendar.html").write_text(CALENDAR)
     with serve_in_child(["serve-sites", str(site)], pipeline_env) as homepages:
         root = next(iter(homepages.values())).rstrip("/")
-        listing, article = f"{root}/news.html", f"{root}/about.html"
+        listing, article, calendar = f"{root}/news.html", f"{root}/about.html", f"{root}/calendar.html"
         asyncio.run(_found(pipeline_env["SOURCEWATCH_KAFKA_BOOTSTRAP"], pipeline_env["SOURCEWATCH_TOPIC_PREFIX"],
-                           [listing, article]))
+                           [listing, article, calendar]))
 
         def listing_gauges() -> list[dict]:
             return _sql("SELECT DISTINCT name FROM metrics WHERE stage = 'revisit' AND labels['source'] = "
                         f"'{listing}'", pipeline_env)
 
-        _run_worker_until(pipeline_env, lambda: bool(_sql("SELECT url FROM watch_stops", pipeline_env))
+        _run_worker_until(pipeline_env, lambda: len(_sql("SELECT url FROM watch_stops", pipeline_env)) >= 2
                           and bool(listing_gauges()), timeout=150)
-        stops = _sql("SELECT url, reason FROM watch_stops", pipeline_env)
+        stops = _sql("SELECT url, reason FROM watch_stops ORDER BY url", pipeline_env)
         gauges = {row["name"] for row in listing_gauges()}
         records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{listing}'", pipeline_env)[0]["n"]
-    # The article's paragraphs repeat (records to a list finder) but are neither dated nor linked.
-    assert stops == [{"url": article, "reason": "its first read shows no dated or linked list"}]
+    # The article's paragraphs repeat (records to a list finder) but are neither dated nor linked; the calendar
+    # page's only records are its menu's.
+    assert stops == [{"url": article, "reason": "its first read shows no dated or linked list"},
+                     {"url": calendar, "reason": "its first read shows only the site's navigation"}]
     # The listing read as a list and stays watched: its first read was observed (its live figures and learned
     # rhythm streamed), and its records stored.
     assert {"revisits", "known_hours"} <= gauges

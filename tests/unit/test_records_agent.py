@@ -115,7 +115,7 @@ def test_a_list_chosen_on_too_few_records_is_chosen_again_and_then_kept():
     assert templates.for_read(SOURCE, "revisit") == templates.table[SOURCE]["template"]
 
 
-def test_a_menu_read_for_a_one_item_list_is_not_kept():
+def test_a_one_item_lists_reading_is_not_kept_and_the_grown_lists_new_items_are_reported():
     templates, detector = ListTemplates({}), ChangeDetector({}, {})
     menu = "".join(f'<li><a href="/{name}/">{name.title()}</a></li>' for name in ("about", "events", "news", "contact"))
 
@@ -129,11 +129,13 @@ def test_a_menu_read_for_a_one_item_list_is_not_kept():
         new = detector.new_items(records.records, SOURCE, crawl_id, reseed)
         return [r.title for r in records.records], [item.item_url for item in new]
 
-    # One item: the menu is the only repeated structure, and the ranker takes it — four records, not kept.
-    assert read([1], "c1")[0] == ["About", "Events", "News", "Contact"]
+    # One item: the menu is the only repeated structure; the one page below the list's path that the content
+    # links is read as the list's one record — not kept.
+    assert read([1], "c1")[0] == ["Meetup number 1"]
     assert templates.for_read(SOURCE, "revisit") == ""
-    # The list grew: chosen afresh (its items seed: the menu's never showed them), then kept.
-    assert read([3, 2, 1], "c2") == (["Meetup number 3", "Meetup number 2", "Meetup number 1"], [])
+    # The list grew: chosen afresh; it holds the known item, so what precedes it is new. Then kept.
+    assert read([3, 2, 1], "c2") == (["Meetup number 3", "Meetup number 2", "Meetup number 1"],
+                                     ["https://club.example.org/events/3/", "https://club.example.org/events/2/"])
     assert read([4, 3, 2, 1], "c3")[1] == ["https://club.example.org/events/4/"]
     assert templates.for_read(SOURCE, "revisit") == templates.table[SOURCE]["template"]
 

@@ -33,6 +33,14 @@ def test_a_place_written_after_a_label_is_read_up_to_the_next_label():
                    ).place == "Janik's Cafe Address: 2011 W Division St."
 
 
+def test_a_place_after_a_pin_is_read_from_the_pins_element():
+    assert _record('<a href="/e/7"><div>Retreat</div><div>🕐 9:00</div><div>📍 Salón principal · Iglesia Betel</div>'
+                   '<div>Free entry</div></a>').place == "Salón principal · Iglesia Betel"
+    # The pin alone in an icon's element: the place follows that element.
+    assert _record('<li><a href="/e/8">Picnic</a> <span class="icon">📍</span> Riverside park <b>Bring food</b>'
+                   '</li>').place == "Riverside park"
+
+
 def test_no_place_where_the_record_shows_none_or_only_looks_like_one():
     assert _record('<div><a href="/n/1">News of the week</a> March 3, 2024</div>').place == ""
     # A whole card marked as a place is a place card, not a place; a price in "local" currency is no place.

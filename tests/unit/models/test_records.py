@@ -88,6 +88,39 @@ def test_script_and_hidden_text_is_not_record_text():
     assert all("var x" not in r.text for r in records)
 
 
+def _hidden_store_page(visible_list: str = "") -> str:
+    """An events page whose cards wait in a hidden store for the page's script to deal them into grids."""
+    cards = "".join(f'<a class="ev-card" href="/events/{n}/"><div class="ev-date">March {n}, 2024</div>'
+                    f'<div class="ev-body"><div class="ev-type">Meetup</div><div class="ev-title">Monthly meetup {n}'
+                    f'</div><div class="ev-info">Talks and pizza</div></div></a>' for n in range(1, 6))
+    return _page(visible_list, extra=f'<div id="all" style="display:none" aria-hidden="true">{cards}</div>'
+                                     '<div class="grid" id="upcoming"></div><div class="grid" id="past"></div>')
+
+
+def test_a_list_the_page_hides_for_its_script_to_show_is_read_when_nothing_visible_is_a_list():
+    extraction = extract_records(parse_html(_hidden_store_page()), BASE)
+    assert extraction.from_hidden
+    # A card wrapped whole in its link and without a heading is titled by the element its class calls the title.
+    assert [(r.title, r.date.day, r.item_url) for r in extraction.records] == [
+        (f"Monthly meetup {n}", n, f"https://club.example.org/events/{n}/") for n in range(1, 6)]
+
+
+def test_hidden_elements_stay_unread_where_the_visible_page_shows_a_list():
+    extraction = extract_records(parse_html(_hidden_store_page("".join(_event(n) for n in range(10, 13)))), BASE)
+    assert not extraction.from_hidden
+    assert [r.title for r in extraction.records] == ["Monthly meetup 10", "Monthly meetup 11", "Monthly meetup 12"]
+
+
+def test_empty_elements_between_records_are_no_records():
+    # `<p><p>…</p></p>` parses as an empty `<p>` before each paragraph: MDR's region holds them, its records not.
+    paragraphs = "".join(f"<p><p>Meeting {n} of the student society, where members review the year and vote.</p></p>"
+                         for n in range(1, 4))
+    records = extract_records(parse_html(f"<html><body><main><div>{paragraphs}</div></main></body></html>"),
+                              BASE).records
+    assert [r.text for r in records] == [f"Meeting {n} of the student society, where members review the year and "
+                                         "vote." for n in range(1, 4)]
+
+
 def test_item_links_are_absolute_and_scripts_fragments_and_mail_are_not_item_links():
     items = "".join(f'<li><a href="{href}">Entry with a long enough title {n}</a> some words</li>'
                     for n, href in enumerate(["../e/1", "#top", "javascript:open(2)", "mailto:x@y.z",

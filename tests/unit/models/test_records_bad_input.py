@@ -47,9 +47,23 @@ def test_pages_whose_list_is_out_of_reach_give_the_menu_flagged_as_navigation_or
     is read is the menu, marked as lying in navigation (the stream keeps no such choice), or nothing."""
     items = "".join(f"<li><a href='/events/{i}/'>Concert number {i}</a></li>" for i in range(5))
     for body in (f"<main><iframe srcdoc=\"<ul>{items}</ul>\"></iframe></main>",
-                 "<div>" * 400 + f"<ul>{items}</ul>" + "</div>" * 400,
-                 "<main><h1>Events</h1><ul><li><a href='/events/1/'>Spring fair</a> March 3, 2026</li></ul></main>"):
+                 "<div>" * 400 + f"<ul>{items}</ul>" + "</div>" * 400):
         read = _read(body)
         assert read.in_navigation and [r.title for r in read.records] == ["Home", "About", "Contact"]
     for html in ("", "<html><head><title>Events</title></head></html>", "\x00\x01<<<>>>"):
         assert extract_records(parse_html(html), URL).records == []
+
+
+def test_a_list_of_one_item_is_read_as_one_record_below_the_lists_heading():
+    """No repeated structure but the menu's: the one page below the list's own path that the content links is
+    the list's item, its record bounded by the list's heading."""
+    read = _read("<main><h1>Events</h1><ul><li><a href='/events/1/'>Spring fair</a> March 3, 2026</li></ul></main>")
+    assert not read.in_navigation
+    assert [(r.title, r.item_url, r.date) for r in read.records] == [
+        ("Spring fair", "https://example.org/events/1/", datetime(2026, 3, 3, tzinfo=UTC))]
+    assert read.records[0].text == "Spring fair March 3, 2026"
+    # Two pages below the path are not one item (a list of two is the ranker's; a pager is no item), and a
+    # link elsewhere on the site is none.
+    for body in ("<main><h1>Events</h1><h2><a href='/events/1/'>Spring fair</a></h2><p>Then the <a href='/events/2/'>"
+                 "Summer fair</a> in June.</p></main>", "<main><h1>Events</h1><p><a href='/about/'>About us</a> March 3, 2026</p></main>"):
+        assert _read(body).in_navigation
