@@ -40,6 +40,7 @@ from models.records.extraction import (
     has_item_link,
     item_link,
     in_navigation,
+    navigation_landmark,
     text_of,
     letters_of,
     ranked_candidates,
@@ -70,6 +71,7 @@ FEATURES = (
 # the content itself — the results, the posts, the main column. Words begin a name's part ("sidebar-content",
 # "mainContent", "search_results"); the ranker learns what each kind is worth.
 NAMED_ANCESTORS = 7
+_MENU_ROLES = frozenset({"navigation", "menu", "menubar"})
 _ASIDE_NAMES = re.compile(r"(?<![a-z])(?:sidebar|aside|widget|carousel|slider|swiper|related|recommend|sponsor|"
                           r"trend|popular|featured|promo|advert|banner|filter|facet|breadcrumb|menu|nav|footer|"
                           r"header|toolbar|share|social)")
@@ -125,7 +127,7 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
     groups.sort(key=lambda group: -group[0])
     for _, members, paired in groups[:MAX_SIBLING_GROUPS]:
         kept = [(member, text) for member in members if (text := text_of([member]))]
-        if len(kept) >= 2:
+        if len(kept) >= 2 and not all(navigation_landmark(member) for member, _ in kept):
             region = DataRegion(parent=members[0].getparent(), records=[[m] for m, _ in kept], span=1)
             found.append(ListCandidate(region, [text for _, text in kept], "siblings", regrouped=paired is not None))
             if paired is not None:
@@ -156,7 +158,11 @@ def _alike_unions(root: lxml.html.HtmlElement, regions: list[ListCandidate]) -> 
             by_parent.setdefault(part.region.parent, part)
         outer = [part for parent, part in by_parent.items()
                  if not any(ancestor in by_parent for ancestor in parent.iterancestors())]
-        if len(outer) < 2 or _fields_of_records([part.region.parent for part in outer], record_of):
+        # Menus built alike (a desktop and a mobile one) are no list split in parts: their union's common
+        # ancestor would hide that each lies in a menu. (Not any landmark: some sites wrap result groups in
+        # `aside`.)
+        if len(outer) < 2 or _fields_of_records([part.region.parent for part in outer], record_of) or any(
+                _in_menu(part.region.parent) for part in outer):
             continue
         order = order or {element: index for index, element in enumerate(root.iter())}
         outer.sort(key=lambda part: order.get(part.records[0][0], 0))
@@ -164,6 +170,10 @@ def _alike_unions(root: lxml.html.HtmlElement, regions: list[ListCandidate]) -> 
                             records=[nodes for part in outer for nodes in part.records], span=outer[0].region.span)
         unions.append(ListCandidate(region, [text for part in outer for text in part.texts], "union"))
     return unions
+
+
+def _in_menu(element: lxml.html.HtmlElement) -> bool:
+    return any(node.tag == "nav" or node.get("role") in _MENU_ROLES for node in (element, *element.iterancestors()))
 
 
 def _fields_of_records(parents: list[lxml.html.HtmlElement], record_of: dict) -> bool:

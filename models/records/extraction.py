@@ -268,20 +268,26 @@ def has_item_link(elements: list[lxml.html.HtmlElement], base_url: str) -> bool:
     return any(item_link(base_url, a.get("href")) for a in record_anchors(elements))
 
 
+def navigation_landmark(element: lxml.html.HtmlElement) -> bool:
+    """A landmark that holds navigation: records that are such landmarks themselves (a desktop and a mobile
+    `header`) are the page's frame, no list."""
+    return element.tag in NAVIGATION_TAGS or element.get("role") in NAVIGATION_ROLES
+
+
 def in_navigation(element: lxml.html.HtmlElement) -> bool:
     """Inside a page landmark that holds navigation, not content (nav, header, footer, aside) — the nearest
     landmark decides, because broken markup can put the page's main content inside its navigation."""
     for node in (element, *element.iterancestors()):
         if node.tag in CONTENT_TAGS or node.get("role") == "main":
             return False
-        if node.tag in NAVIGATION_TAGS or node.get("role") in NAVIGATION_ROLES:
+        if navigation_landmark(node):
             return True
     return False
 
 
 def _candidate(region: DataRegion, base_url: str) -> RegionCandidate | None:
     with_text = [(nodes, text) for nodes in region.records if (text := text_of(nodes))]
-    if len(with_text) < 2 or in_navigation(region.parent):
+    if len(with_text) < 2 or in_navigation(region.parent) or all(navigation_landmark(nodes[0]) for nodes, _ in with_text):
         return None
     records = [nodes for nodes, _ in with_text]
     texts = [text for _, text in with_text]

@@ -122,9 +122,12 @@ def _links_elsewhere(element: lxml.html.HtmlElement, url: str, base_url: str) ->
 
 
 def _heading_beside(parent: lxml.html.HtmlElement, record: lxml.html.HtmlElement) -> bool:
-    """The parent holds a heading that is neither inside the record nor around it."""
+    """The parent holds, neither inside the record nor around it, the list's heading: a page's `h1`, or a heading
+    of the record's own heading's level or above (a card's own heading beside its overlay link is lower)."""
     own = {*record.iter(*HEADINGS), *record.iterancestors(*HEADINGS)}
-    return any(heading not in own for heading in parent.iter(*HEADINGS))
+    own_level = min((int(heading.tag[1]) for heading in own), default=0)
+    return any(heading not in own and (heading.tag == "h1" or int(heading.tag[1]) <= own_level)
+               for heading in parent.iter(*HEADINGS))
 
 
 def shows_a_list(extraction: Extraction) -> bool:

@@ -17,9 +17,14 @@ PLACE_CHARS = 160
 _PLACE_WORDS = re.compile(r"(?<![a-z])(location|venue|place|address|adresse|where|lieu|ort|luogo|lugar|"
                           r"sede|veranstaltungsort|plaats|locatie|sted)(?![a-z])", re.IGNORECASE)
 _PLACE_PROPERTIES = {"location", "address"}
+# Block elements that hold a line of a record: a labelled place written in one ends with it (not a `<br>` line: an
+# "Address:" on the next line goes on with its venue).
+_LINE_TAGS = ("p", "li", "dd", "dt", "td", "div")
+_ADDRESS = re.compile(r"(?:address|adresse|anschrift|dirección|indirizzo|endereço)\s*:\s*(.+)", re.IGNORECASE)
 # The round pushpin: what event cards write before a place where they print no label.
 PIN = "\N{ROUND PUSHPIN}"
-_PLACE_LABELS = r"location|venue|place|where|address|lieu|ort|lugar|luogo|local|sede|veranstaltungsort|locatie"
+_PLACE_LABELS = (r"location|venue|place|where|address|lieu|ort|lugar|luogo|local|sede|veranstaltungsort|locatie|"
+                 r"lokasjon|sted|plats")
 # A label, then the place up to the next label-like word, the next label of another kind ("Zeitraum:"; a place's
 # "Address:" goes on with it), a separator or the end.
 _LABELLED = re.compile(rf"(?<!\w)(?:{_PLACE_LABELS})\s*:\s*(.+?)(?=\s+(?:date|time|when|agenda|minutes|details|"
@@ -42,7 +47,18 @@ def record_place(elements: list[lxml.html.HtmlElement], text: str) -> str:
     if place := next(pinned, ""):
         return place[:PLACE_CHARS]
     match = _LABELLED.search(text)
-    return match[1].strip(" ,;")[:PLACE_CHARS] if match else ""
+    if not match:
+        return ""
+    # The label's own line or paragraph ends the place where the record's text runs on into the next one; an
+    # address on the line after goes on with its venue.
+    for element in elements:
+        for node in element.iter(*_LINE_TAGS):
+            if line := _LABELLED.match(normalize_space(node.text_content())):
+                place = line[1].strip(" ,;")
+                after = node.getnext()
+                address = _ADDRESS.match(normalize_space(after.text_content())) if after is not None else None
+                return (f"{place}, {address[1]}" if address else place)[:PLACE_CHARS]
+    return match[1].strip(" ,;")[:PLACE_CHARS]
 
 
 def _pinned(node: lxml.html.HtmlElement) -> str:

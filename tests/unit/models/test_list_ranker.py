@@ -6,7 +6,7 @@ import torch
 
 from models.model_files import ModelVersionError
 from models.records.candidates import FEATURES, MAX_DESCRIBED, candidate_features, page_candidates, shortlist
-from models.records.extraction import sibling_groups
+from models.records.extraction import in_navigation, sibling_groups
 from models.records.ranker import TRAINING, LargestRegion, ListRanker, train_ranker
 from models.web.dom import parse_html
 
@@ -38,6 +38,20 @@ def test_candidates_come_from_mdr_and_sibling_groups_each_element_set_once():
     # The largest MDR region is what the extractor chose before the ranker.
     chosen = candidates[LargestRegion().choose(features)]
     assert chosen.generator == "mdr" and len(chosen.records) == 6
+
+
+def test_a_pages_frame_built_twice_is_no_candidate_outside_navigation():
+    # A desktop and a mobile header, each with the same menu: neither the two headers as records nor the two
+    # menus as one list split in parts may pass for content (their common ancestor lies outside navigation).
+    menu = "<nav><ul class='menu'>" + "".join(f"<li class='menu-item'><a href='/{p}/'>{p.title()} section</a></li>"
+                                             for p in ("posts", "projects", "workshops", "team", "partners")) + \
+        "</ul></nav>"
+    header = "<header class='{0}'><div class='title'><a href='/'>The club's own site</a></div>" + menu + "</header>"
+    html = (f"<html><body><div class='wrapper'>{header.format('desktop')}{header.format('mobile')}<main>"
+            "<h1>Posts</h1><p><a href='/posts/1/'>Welcome to the club</a> March 8, 2026</p></main></div></body></html>")
+    root = parse_html(html)
+    outside = [c for c in page_candidates(root, BASE) if not in_navigation(c.region.parent)]
+    assert not any(c.records[0][0].tag == "header" or "section" in c.texts[0] for c in outside)
 
 
 def test_alike_items_mdr_paired_up_are_also_read_one_by_one():

@@ -33,6 +33,16 @@ def test_a_place_written_after_a_label_is_read_up_to_the_next_label():
                    ).place == "Janik's Cafe Address: 2011 W Division St."
 
 
+def test_a_labelled_place_on_a_line_of_its_own_ends_with_that_line():
+    record = _record('<div><h1><a href="/a/1">Quiz and pizza</a></h1><p>Join us for a quiz!</p><p>Lokasjon: kl 19:30 '
+                     'på <a href="https://maps.example/1">Samfunnet Bislet</a>!</p><p>Påmelding: sign up here</p></div>')
+    assert record.place == "kl 19:30 på Samfunnet Bislet!"
+    # An address on the next line goes on with its venue; the blurb after it does not.
+    record = _record('<div><a href="/m/1">Clean and green committee</a><div>Place: Janik\'s Cafe</div><div>Address: '
+                     '2011 W Division St.</div><div>1st Monday of the month @ 9am. The committee meets.</div></div>')
+    assert record.place == "Janik's Cafe, 2011 W Division St."
+
+
 def test_a_place_after_a_pin_is_read_from_the_pins_element():
     assert _record('<a href="/e/7"><div>Retreat</div><div>🕐 9:00</div><div>📍 Salón principal · Iglesia Betel</div>'
                    '<div>Free entry</div></a>').place == "Salón principal · Iglesia Betel"

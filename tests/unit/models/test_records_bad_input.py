@@ -62,6 +62,12 @@ def test_a_list_of_one_item_is_read_as_one_record_below_the_lists_heading():
     assert [(r.title, r.item_url, r.date) for r in read.records] == [
         ("Spring fair", "https://example.org/events/1/", datetime(2026, 3, 3, tzinfo=UTC))]
     assert read.records[0].text == "Spring fair March 3, 2026"
+    # A card whose link lies over it (an empty link beside the card's own heading), titled by that heading.
+    read = _read("<main><header><h1>News</h1></header><article><header><h2>Latest notice</h2></header><p>A karaoke "
+                 "evening for members, October 19, 2025.</p><a class='entry-link' aria-label='post link' "
+                 "href='/events/karaoke/'></a></article></main>")
+    assert [(r.title, r.item_url, r.date) for r in read.records] == [
+        ("Latest notice", "https://example.org/events/karaoke/", datetime(2025, 10, 19, tzinfo=UTC))]
     # Two pages below the path are not one item (a list of two is the ranker's; a pager is no item), and a
     # link elsewhere on the site is none.
     for body in ("<main><h1>Events</h1><h2><a href='/events/1/'>Spring fair</a></h2><p>Then the <a href='/events/2/'>"
