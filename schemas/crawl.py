@@ -107,6 +107,8 @@ class PageFetched(CrawlScoped):
     last_modified: str | None = None
     redirects: list[str] = Field(default_factory=list)
     attempts: int = 1
+    # The site's time: from the request to the response (redirects and retries too), less the waits for the
+    # host's politeness slot.
     fetch_ms: float = 0.0
     fetched_at_ms: int = 0
     topic: CrawlTopic | None = None

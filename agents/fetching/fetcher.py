@@ -224,19 +224,22 @@ class Fetcher:
             "topic": request.topic,
             "redirects": redirects,
         }
+        # Seconds spent waiting for the host's politeness slot (its delay, concurrency and Retry-After): ours,
+        # not the site's, so not in fetch_ms.
+        waited = [0.0]
         try:
             async with asyncio.timeout(self.deadline_seconds):
-                page = await self._follow(request, redirects)
+                page = await self._follow(request, redirects, waited)
         except FetchFailure as failure:
             page = {"final_url": redirects[-1] if redirects else request.url, "status": failure.status,
                     "error": failure.kind, "error_detail": failure.detail[:500]}
         except TimeoutError:
             page = {"final_url": redirects[-1] if redirects else request.url,
                     "error": FetchErrorKind.TIMEOUT, "error_detail": "the fetch deadline passed"}
-        elapsed_ms = (time.monotonic() - started) * 1000
+        elapsed_ms = (time.monotonic() - started - waited[0]) * 1000
         return PageFetched(**base, **page, fetch_ms=round(elapsed_ms, 2), fetched_at_ms=int(time.time() * 1000))
 
-    async def _follow(self, request: CrawlRequest, redirects: list[str]) -> dict:
+    async def _follow(self, request: CrawlRequest, redirects: list[str], waited: list[float]) -> dict:
         url = request.url
         visited = {url}
         for _hop in range(self.config.max_redirects + 1):
@@ -250,7 +253,7 @@ class Fetcher:
             if not rules.allows(url, self.config.user_agent):
                 raise FetchFailure(FetchErrorKind.ROBOTS_DISALLOWED, f"robots.txt disallows {parts.path or '/'}")
             delay = rules.crawl_delay(self.config.user_agent) if self.config.honour_crawl_delay else None
-            response = await self._get_with_retries(url, request, delay)
+            response = await self._get_with_retries(url, request, delay, waited)
             location = response.headers.get("Location")
             if response.status in REDIRECT_STATUSES and location:
                 url = urljoin(url, location)
@@ -288,7 +291,8 @@ class Fetcher:
             return page | {"error": FetchErrorKind.HTTP_ERROR, "error_detail": f"HTTP {response.status}"}
         return page | body_fields(response.body, content_type)
 
-    async def _get_with_retries(self, url: str, request: CrawlRequest, crawl_delay: float | None) -> RawResponse:
+    async def _get_with_retries(self, url: str, request: CrawlRequest, crawl_delay: float | None,
+                                waited: list[float]) -> RawResponse:
         host = urlsplit(url).netloc
         headers = {}
         if request.etag:
@@ -298,7 +302,9 @@ class Fetcher:
         attempt = 0
         while True:
             attempt += 1
+            asked = time.monotonic()
             async with self.politeness.slot(host, crawl_delay):
+                waited[0] += time.monotonic() - asked
                 response = await self._get_once(url, headers)
             response.attempts = attempt
             if response.status not in RETRY_STATUSES or attempt > self.config.max_retries:

@@ -217,3 +217,14 @@ async def test_robots_txt_is_a_request_to_its_host_like_any_other():
         await runner.cleanup()
     assert page.ok and [path for path, _ in arrivals] == ["/robots.txt", "/first"]
     assert arrivals[1][1] - arrivals[0][1] >= 0.45  # the page waited the host's delay after robots.txt
+
+
+async def test_a_pages_fetch_time_is_the_sites_not_the_wait_for_its_politeness_slot(hostile):
+    # Two pages of one host, one at a time, two seconds apart: the second waits for its slot, which is ours.
+    async with Fetcher(_config(per_host_delay=2.0, per_host_concurrency=1)) as fetcher:
+        started = time.monotonic()
+        pages = await asyncio.gather(*(fetcher.fetch(CrawlRequest(site="test", url=f"{hostile}/ok", crawl_id="c"))
+                                       for _ in range(2)))
+        elapsed = time.monotonic() - started
+    assert elapsed >= 2.0 and all(page.ok for page in pages)
+    assert max(page.fetch_ms for page in pages) < 1000
