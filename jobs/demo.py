@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -29,6 +30,8 @@ DEMO_MAX_PAGES = 300
 DEMO_MAX_CLICKS = 10
 # Real seconds between reading the source pages and reading them again for new items (phase 3).
 REREAD_AFTER_SECONDS = 10.0
+# Missed new items the demo's figures name, with why.
+MISSED_EXAMPLES = 10
 
 
 @dataclass(frozen=True)
@@ -118,20 +121,28 @@ def evaluate_records(truth: dict, sources_read: list[str], records: list[tuple[s
     }
 
 
-def evaluate_new_items(truth: dict, detected: list[tuple[str, str]],
-                       reads: dict[str, tuple[datetime, datetime]]) -> dict:
+def evaluate_new_items(truth: dict, detected: list[tuple[str, str]], reads: dict[str, tuple[datetime, datetime]],
+                       reported: set[tuple[str, str]] = frozenset(), read: set[tuple[str, str]] = frozenset()) -> dict:
     """New items found by the re-read against the truth. `reads`: source page → the simulated times of its
     fetch in the first read and in the re-read; an item is due when it was published between the two.
-    Precision = detected items that were due; recall = due items detected."""
+    Precision = detected items that were due; recall = due items detected. Each due item missed, by why:
+    reported, but not as new between the two reads (`reported` holds every item any read reported); read
+    (`read`: the sources' records after the re-read) but never reported — seeded as known; or never read."""
     sources = {source["url"]: source for site in truth.values() for source in site["source_pages"]}
-    due = {(url, item["url"]) for url, (first, second) in reads.items() for item in sources[url]["items"]
-           if first < datetime.fromisoformat(item["published_at"]) <= second}
-    caught = due & set(detected)
+    due = {(url, item["url"]): item["published_at"] for url, (first, second) in reads.items()
+           for item in sources[url]["items"] if first < datetime.fromisoformat(item["published_at"]) <= second}
+    caught = due.keys() & set(detected)
+    missed = sorted(due.keys() - caught)
+    why = {pair: "reported, not between the reads" if pair in reported else
+           "read, never reported" if pair in read else "never read" for pair in missed}
     return {
         "new_items_caught": len(detected),
         "new_item_precision": round(len(caught) / len(detected), 4) if detected else None,
         "new_items_due": len(due),
         "new_item_recall": round(len(caught) / len(due), 4) if due else None,
+        "missed": dict(Counter(why.values())),
+        "missed_examples": [{"source": source, "item": item, "published_at": due[(source, item)],
+                             "why": why[(source, item)]} for source, item in missed[:MISSED_EXAMPLES]],
     }
 
 
@@ -215,8 +226,10 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     # of the first read's process (before that fetch) may reach ClickHouse only after the snapshot of reports.
     earlier = {event for event, _ in reported_before.values()}
     first_read = dict(_pairs(queries.first_fetches(crawl["crawl_id"], reached)))
-    detected = [pair for pair, (event, seen) in _reported(reached).items()
+    reported = _reported(reached)
+    detected = [pair for pair, (event, seen) in reported.items()
                 if event not in earlier and pair[0] in first_read and seen > first_read[pair[0]]]
+    read_after = set(_pairs(queries.items_of_sources(reached)))
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
     revisits = watch_sources(control, reached, plan.watch_days, plan.watch_speed) if plan.watch_days > 0 else None
@@ -229,7 +242,8 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
         "reread": {"crawl_id": again["crawl_id"], "pages_fetched": again["pages_fetched"],
                    "simulated_hours_between_reads": round(statistics.fmean(
                        (b - a).total_seconds() / 3600 for a, b in reads.values()), 2) if reads else None,
-                   **evaluate_new_items(control_json(control + "/__truth__"), detected, reads)},
+                   **evaluate_new_items(control_json(control + "/__truth__"), detected, reads, set(reported),
+                                        read_after)},
         "revisits": revisits,
     }
 
@@ -333,6 +347,8 @@ def print_summary(summary: dict) -> None:
             f"it, re-read {reread['simulated_hours_between_reads']} simulated hours later (precision "
             f"{reread['new_item_precision']}, recall {reread['new_item_recall']} of the {reread['new_items_due']} "
             "published between the two reads)")
+        if reread.get("missed"):
+            lines.append("  missed               " + ", ".join(f"{n} {why}" for why, n in reread["missed"].items()))
         lines.extend(revisit_lines(reading.get("revisits")))
     lines.append(f"  crawl {summary['crawl_id']}: query it with `sourcewatch sql \"SELECT … FROM fetches\"`")
     print("\n".join(lines))

@@ -62,6 +62,14 @@ def test_new_items_are_due_when_published_between_the_two_reads_of_their_source(
     assert figures["new_item_precision"] == round(2 / 3, 4)
     missed = evaluate_new_items(ITEMS, detected[1:2], reads)
     assert missed["new_item_recall"] == 0.5 and missed["new_item_precision"] == 1.0
+    # Each missed item says why: read but never reported (seeded as known), reported outside the two reads, or
+    # never read.
+    assert missed["missed"] == {"never read": 1}
+    assert missed["missed_examples"] == [{"source": "http://a/news/", "item": "http://a/news/2",
+                                          "published_at": "2026-01-05T10:00:00+00:00", "why": "never read"}]
+    seeded = evaluate_new_items(ITEMS, [], reads, read={("http://a/news/", "http://a/news/2")},
+                                reported={("http://a/news/", "http://a/news/3")})
+    assert seeded["missed"] == {"read, never reported": 1, "reported, not between the reads": 1}
     assert evaluate_new_items(ITEMS, [], reads)["new_item_precision"] is None
 
 
