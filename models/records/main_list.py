@@ -68,12 +68,12 @@ def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template:
     is then read again with its hidden elements shown, and that reading is taken where it shows a list."""
     revealed = _revealed_copy(root) if root is not None else None
     extraction = _read(root, base_url, template, ranker, witness)
-    if revealed is not None and not shows_a_list(extraction):
+    if revealed is not None and not _shows_a_list(extraction):
         second = _read(revealed, base_url, template, ranker, witness)
-        if shows_a_list(second):
+        if _shows_a_list(second):
             second.from_hidden = True
             return second
-    if root is not None and not shows_a_list(extraction) and (lone := _lone_item(root, base_url)):
+    if root is not None and not _shows_a_list(extraction) and (lone := _lone_item(root, base_url)):
         one = _extraction([], lone, base_url)
         one.region_texts, one.regions = extraction.region_texts, extraction.regions
         return one
@@ -130,7 +130,7 @@ def _heading_beside(parent: lxml.html.HtmlElement, record: lxml.html.HtmlElement
                for heading in parent.iter(*HEADINGS))
 
 
-def shows_a_list(extraction: Extraction) -> bool:
+def _shows_a_list(extraction: Extraction) -> bool:
     """Records outside the navigation, one or more of them dated or linking to an item's page."""
     return not extraction.in_navigation and any(record.date or record.item_url for record in extraction.records)
 

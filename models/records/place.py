@@ -42,10 +42,11 @@ def record_place(elements: list[lxml.html.HtmlElement], text: str) -> str:
             place = normalize_space(node.text_content())
             if place and len(place) < len(text):
                 return _without_label(place)[:PLACE_CHARS]
-    pinned = (place for element in elements if PIN in text for node in element.iter()
-              if isinstance(node.tag, str) and (place := _pinned(node)))
-    if place := next(pinned, ""):
-        return place[:PLACE_CHARS]
+    if PIN in text:
+        pinned = (place for element in elements for node in element.iter()
+                  if isinstance(node.tag, str) and (place := _pinned(node)))
+        if place := next(pinned, ""):
+            return place[:PLACE_CHARS]
     match = _LABELLED.search(text)
     if not match:
         return ""
