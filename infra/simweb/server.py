@@ -39,7 +39,12 @@ IN_FLIGHT_GRACE_SECONDS = 0.1
 
 
 class SimClock:
+    """Simulated time: `speed` simulated seconds per real second from its start; at speed 0 it stands still
+    (evaluations whose pages must not depend on how fast the machine runs them)."""
+
     def __init__(self, speed: float, start: datetime = SIM_START) -> None:
+        if speed < 0:
+            raise ValueError("the speed must not be negative")
         self.speed = speed
         self.start = start
         self._began = time.monotonic()
