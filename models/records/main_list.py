@@ -22,6 +22,7 @@ from models.records.extraction import (
     in_navigation,
     item_link,
     list_links,
+    record_anchors,
     text_of,
     build_record,
     hidden_elements,
@@ -37,6 +38,7 @@ from models.records.witnesses import Fingerprint
 # buttons, not worth a second reading).
 MIN_HIDDEN_LINKS = 3
 _LINKS = lxml.etree.XPath(".//a[@href]")
+LONE = "lone"  # the generator name of a lone item's candidate
 # A lone item's record never reaches past these: beyond them lies the page, not the list.
 _LIST_BOUNDS = NAVIGATION_TAGS | {"main", "body", "html"}
 
@@ -49,6 +51,11 @@ def _extraction(regions: list[ListCandidate], chosen: ListCandidate | None, base
     language = chosen.region.parent.getroottree().getroot().get("lang") or ""
     day_first = numeric_day_first(chosen.texts, language)
     links = list_links(chosen.records, base_url)
+    if chosen.generator == LONE:
+        # No other record shows which link words are a label ("Learn More"): beside the item's own heading, the
+        # longer of the two titles it.
+        links = links._replace(shared_texts=frozenset(text for a in record_anchors(chosen.records[0])
+                                                      if (text := text_of([a]))))
     records = [build_record(nodes, base_url, position, day_first, links)
                for position, nodes in enumerate(chosen.records)]
     return Extraction(records=records, template=region_template(chosen),
@@ -84,7 +91,8 @@ def _lone_item(root: lxml.html.HtmlElement, base_url: str) -> ListCandidate | No
     """A list of one item yet, where the page shows no list: the one page below the page's own path
     (…/events/ → …/events/batizado-2020/) that its content links, as one record — the largest element around
     the link that links nothing else and holds no heading beside it (the list's own heading bounds the
-    list). None where the content links no such page or several (a list of several is a list, or a pager)."""
+    list), with the siblings of its item where the item is a run of them (`_item_run`). None where the content
+    links no such page or several (a list of several is a list, or a pager)."""
     below = _path_below(base_url)
     if not below:
         return None
@@ -101,10 +109,31 @@ def _lone_item(root: lxml.html.HtmlElement, base_url: str) -> ListCandidate | No
         if parent.tag in _LIST_BOUNDS or _links_elsewhere(parent, url, base_url) or _heading_beside(parent, record):
             break
         record = parent
-    text = text_of([record])
+    run = _item_run(record, url, base_url)
+    text = text_of(run)
     if not text or record.getparent() is None:
         return None
-    return ListCandidate(DataRegion(parent=record.getparent(), records=[[record]], span=1), [text], "lone")
+    return ListCandidate(DataRegion(parent=record.getparent(), records=[run], span=len(run)), [text], LONE)
+
+
+def _item_run(record: lxml.html.HtmlElement, url: str, base_url: str) -> list[lxml.html.HtmlElement]:
+    """The record with the siblings of its item, where the item is written as a run of siblings beside the list's
+    heading (`<h1>Events</h1> <h2>AGM</h2> <p>…</p> <a>Learn More</a>`): back to the item's own heading where
+    the record holds none (a "Learn More" link) and the item has one, on to the next heading where the record
+    holds one; never over an `h1` (the list's) or over a sibling that links elsewhere."""
+    has_heading = next(record.iter(*HEADINGS), None) is not None
+    run = [record]
+    for sibling in record.itersiblings(preceding=not has_heading):
+        if not isinstance(sibling.tag, str):
+            continue  # a comment
+        heading = next(sibling.iter(*HEADINGS), None)
+        if _links_elsewhere(sibling, url, base_url) or (heading is not None and (has_heading or heading.tag == "h1")):
+            break
+        run.insert(len(run) if has_heading else 0, sibling)
+        if heading is not None:
+            return run
+    # Back to no heading of the item's own: the siblings before are the page's (an introduction), not the item's.
+    return run if has_heading else [record]
 
 
 def _path_below(base_url: str) -> str:

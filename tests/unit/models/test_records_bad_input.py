@@ -68,6 +68,18 @@ def test_a_list_of_one_item_is_read_as_one_record_below_the_lists_heading():
                  "href='/events/karaoke/'></a></article></main>")
     assert [(r.title, r.item_url, r.date) for r in read.records] == [
         ("Latest notice", "https://example.org/events/karaoke/", datetime(2025, 10, 19, tzinfo=UTC))]
+    # An item written as a run of siblings beside the list's heading: its heading, its text and a "Learn More"
+    # link (ess-ucalgary's featured events), titled by its heading; and an item whose heading links, its details
+    # in what follows it — never the page's introduction before the item's heading, nor what lies past the item's
+    # container.
+    read = _read("<main><div><h1>ESS Events</h1><p>We host events all year.</p><h2>Annual General Meeting</h2>"
+                 "<p>Students vote on motions.</p><br><a class='btn' href='/events/agm/'>Learn More</a></div></main>")
+    assert [(r.title, r.item_url) for r in read.records] == [("Annual General Meeting", "https://example.org/events/agm/")]
+    assert read.records[0].text == "Annual General Meeting Students vote on motions. Learn More"
+    read = _read("<main><div><h1>Events</h1><h3><a href='/events/fair/'>Spring fair</a></h3><div>March 3, 2026, at "
+                 "the town hall</div></div><p>Write to us.</p></main>")
+    assert [(r.title, r.date) for r in read.records] == [("Spring fair", datetime(2026, 3, 3, tzinfo=UTC))]
+    assert read.records[0].text == "Spring fair March 3, 2026, at the town hall"
     # Two pages below the path are not one item (a list of two is the ranker's; a pager is no item), and a
     # link elsewhere on the site is none.
     for body in ("<main><h1>Events</h1><h2><a href='/events/1/'>Spring fair</a></h2><p>Then the <a href='/events/2/'>"
