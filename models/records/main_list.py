@@ -56,8 +56,8 @@ def _extraction(regions: list[ListCandidate], chosen: ListCandidate | None, base
         # longer of the two titles it.
         links = links._replace(shared_texts=frozenset(text for a in record_anchors(chosen.records[0])
                                                       if (text := text_of([a]))))
-    records = [build_record(nodes, base_url, position, day_first, links)
-               for position, nodes in enumerate(chosen.records)]
+    nodes_of = chosen.records[1:] if _is_page_title(chosen.records[0]) else chosen.records
+    records = [build_record(nodes, base_url, position, day_first, links) for position, nodes in enumerate(nodes_of)]
     return Extraction(records=records, template=region_template(chosen),
                       region_texts=(texts[0], texts[1]), regions=len(regions),
                       in_navigation=in_navigation(chosen.region.parent))
@@ -85,6 +85,13 @@ def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template:
         one.region_texts, one.regions = extraction.region_texts, extraction.regions
         return one
     return extraction
+
+
+def _is_page_title(nodes: list[lxml.html.HtmlElement]) -> bool:
+    """A list's first record that is the page's title — its text an `h1`'s, no link — is the row the list's
+    heading stands in (clallam-lgbt: `<div class=row><h1>Events</h1></div>` before the posts' row), no item."""
+    titles = [heading for node in nodes for heading in node.iter("h1")]
+    return bool(titles) and not any(True for _ in record_anchors(nodes)) and text_of(nodes) == text_of(titles)
 
 
 def _lone_item(root: lxml.html.HtmlElement, base_url: str) -> ListCandidate | None:

@@ -80,6 +80,13 @@ def test_a_list_of_one_item_is_read_as_one_record_below_the_lists_heading():
                  "the town hall</div></div><p>Write to us.</p></main>")
     assert [(r.title, r.date) for r in read.records] == [("Spring fair", datetime(2026, 3, 3, tzinfo=UTC))]
     assert read.records[0].text == "Spring fair March 3, 2026, at the town hall"
+    # The row the list's heading stands in, read as a record beside the row of the list's one post
+    # (clallam-lgbt), is the page's title, no item.
+    read = _read("<main><section><div class='row'><div class='col'><h1>Events</h1></div></div><div class='row'><div "
+                 "class='col posts'><article><h2><a href='/events/march/'>Sunday, June 5, 2022 - Pride March</a></h2>"
+                 "<div>April 8, 2022 · One minute read</div></article></div></div></section></main>")
+    assert [(r.title, r.item_url, r.position) for r in read.records] == [
+        ("Sunday, June 5, 2022 - Pride March", "https://example.org/events/march/", 0)]
     # Two pages below the path are not one item (a list of two is the ranker's; a pager is no item), and a
     # link elsewhere on the site is none.
     for body in ("<main><h1>Events</h1><h2><a href='/events/1/'>Spring fair</a></h2><p>Then the <a href='/events/2/'>"
