@@ -6,7 +6,8 @@ the rest is held here against the simulated web's truth, once the groups have dr
 - `in_changes`: those with a row in `changes`; `duplicates`: items with more than one row there;
 - `missed`, by reason: published after the page's last revisit in the window (not yet due: not a loss; a
   fetch after the window's end, or one whose records the stopping workers never read, counts as none), pushed off the
-  listing's first page by newer items before the next revisit (the listing shows page_size items), revisited
+  listing's first page by newer items (or ones published at the same moment and listed above it) before the
+  next revisit (the listing shows page_size items), revisited
   and not found (a loss to explain), or on a page never read (its site's discovery did not find it);
 - `watched_lost`: watched pages (seeded, or found by discovery) fallen out of the decision loop: their last
   decided tick more than a tenth of the window behind the latest tick the revisit stage decided for any page,
@@ -115,9 +116,11 @@ def _not_new(truth: dict, changes: dict, first_read: dict[str, datetime]) -> _Ta
 
 
 def why_missed(times: list[datetime], read_starts: list[datetime], read_ends: list[datetime], end: datetime,
-               page_size: int) -> tuple[str, datetime | None]:
+               page_size: int, tied_above: int = 0) -> tuple[str, datetime | None]:
     """Why an item published at `times[0]` (the items published after it follow) is not in `changes`, given its
-    page's reads (their fetches' starts and ends, simulated, in order) and the window's end; and its next read."""
+    page's reads (their fetches' starts and ends, simulated, in order) and the window's end; and its next read.
+    `tied_above`: the items published at the same moment that the list shows above it (the simulated web lists a
+    burst's items in their order: the second of four published together sits below the first)."""
     # Only the window's reads: a fetch after its end (as the workers stop) is no read of it.
     following = next((i for i, read in enumerate(read_starts) if times[0] <= read <= end), None)
     if following is None:
@@ -125,7 +128,7 @@ def why_missed(times: list[datetime], read_starts: list[datetime], read_ends: li
     # The server wrote the page at some moment of that fetch, so the items published until its end may have
     # pushed this one off (a fetch of 20 ms is 15 simulated seconds at 720x): "not found" only where even those
     # leave it on the first page.
-    if sum(times[0] < later <= read_ends[following] for later in times[1:]) >= page_size:
+    if tied_above + sum(times[0] < later <= read_ends[following] for later in times[1:]) >= page_size:
         return "pushed off the first page before the next read", read_starts[following]
     return "read after its publication, not found", read_starts[following]
 
@@ -208,7 +211,10 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                     publication_real = origin_wall + (at - origin_sim).total_seconds() / speed
                     from_publication.append(ingested.timestamp() - publication_real)
                     continue
-                reason, next_read = why_missed(times[index:], reads_sim, read_ends_sim, end_sim, source["page_size"])
+                # `items` keeps the truth's order among items published at one moment: the list's.
+                tied_above = sum(earlier == at for earlier in times[:index])
+                reason, next_read = why_missed(times[index:], reads_sim, read_ends_sim, end_sim, source["page_size"],
+                                               tied_above)
                 missed[reason] += 1
                 missed_on[reason][page] += 1
                 if len(examples[reason]) < 5:

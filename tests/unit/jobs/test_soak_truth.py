@@ -45,6 +45,16 @@ def test_an_item_is_not_found_only_where_even_what_was_published_during_the_read
     # Four newer items by the fetch's end: it was on the page, and the read did not find it.
     reason, _ = why_missed([item, *before, *during[:2]], [read_start], [read_end], START + timedelta(days=1), 5)
     assert reason == "read after its publication, not found"
+    # Four items published at one moment and four after them (site-0817's events in a soak of 2026-11-29): the
+    # list shows the four newer and the first of the burst, so the burst's second, third and fourth lie below.
+    burst = [START + timedelta(minutes=1)] * 4
+    newer = [START + timedelta(minutes=m) for m in (4, 5, 6, 7)]
+    for place in range(1, 4):
+        reason, _ = why_missed([*burst[place:], *newer], [read_start], [read_end], START + timedelta(days=1), 5,
+                               tied_above=place)
+        assert reason == "pushed off the first page before the next read"
+    assert why_missed([*burst, *newer], [read_start], [read_end], START + timedelta(days=1), 5)[0] == (
+        "read after its publication, not found")
     # Its page's only read came after the window's end: not yet due.
     assert why_missed([item], [read_start], [read_end], START + timedelta(minutes=5), 5) == (
         "published after the page's last read", None)
