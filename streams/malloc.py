@@ -9,12 +9,17 @@ gives each thread that contends for a lock a heap of its own (up to 8 per core),
 memory. Under a backlog a worker's resident size grew that way with no object alive to show for it:
 `sourcewatch soak --sites 5000` held ~1.1 GB that Python's own tracing (tracemalloc) did not see, of 1.5 GB.
 
-So the threshold stays fixed at glibc's own starting value (fixing it turns the raising off, for trimming too)
-and threads share ARENAS heaps. Set with mallopt at start-up, before the worker's threads and models
-allocate; elsewhere than glibc (musl, macOS) nothing is set and the worker says so.
+So threads share ARENAS heaps, and with `SOURCEWATCH_WORKER_MAP_LARGE_BLOCKS` the threshold stays fixed at
+glibc's own starting value (fixing it turns the raising off, for trimming too). Set with mallopt at start-up,
+before the worker's threads and models allocate; elsewhere than glibc (musl, macOS) nothing is set and the
+worker says so.
 
 Measured with `sourcewatch soak --sites 5000 --days 2 --speed 288 --workers 1` (2026-11-28, runs back to
 back): the processing worker's peak 1,339 MB with glibc's defaults, 955 MB with these settings, the same CPU.
+But a block mapped is a system call and fresh zeroed pages each time, and a worker not saturated pays for it
+in throughput: `sourcewatch soak --sites 1000 --days 2 --workers 2` (2026-11-29) revisited 21 pages a second
+with the threshold fixed against 31 without (system CPU twice as high), for the same peak (~790 MB). So the
+fixed threshold is a setting, off by default, for a worker whose memory is what runs out.
 jemalloc, preloaded instead, peaked at 1,043 MB in the same soak, and the embedded ClickHouse (chDB), which
 brings an allocator of its own, aborts ("free(): invalid pointer") in a process with it preloaded.
 """
@@ -35,11 +40,13 @@ M_ARENA_MAX = -8
 MMAP_THRESHOLD = 128 * 1024  # glibc's starting value: blocks this large get their own mapping
 TRIM_THRESHOLD = 128 * 1024  # free memory at a heap's top beyond this goes back (glibc's starting value)
 ARENAS = 2
-SETTINGS = {M_MMAP_THRESHOLD: MMAP_THRESHOLD, M_TRIM_THRESHOLD: TRIM_THRESHOLD, M_ARENA_MAX: ARENAS}
+SHARED_HEAPS = {M_ARENA_MAX: ARENAS}
+LARGE_BLOCKS_MAPPED = {M_MMAP_THRESHOLD: MMAP_THRESHOLD, M_TRIM_THRESHOLD: TRIM_THRESHOLD}
 
 
-def return_freed_memory() -> bool:
-    """Apply the settings to this process's malloc; whether it is glibc's and took them."""
+def return_freed_memory(map_large_blocks: bool = False) -> bool:
+    """Apply the settings to this process's malloc (with `map_large_blocks`, the fixed threshold too); whether it
+    is glibc's and took them."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.gnu_get_libc_version  # glibc's own symbol: mallopt's parameters mean what they say above
@@ -47,9 +54,13 @@ def return_freed_memory() -> bool:
         log.warning("not glibc's malloc: its settings are left as they are (the worker's memory may grow under "
                     "load)")
         return False
-    refused = [parameter for parameter, value in SETTINGS.items() if libc.mallopt(parameter, value) != 1]
+    settings = SHARED_HEAPS | (LARGE_BLOCKS_MAPPED if map_large_blocks else {})
+    refused = [parameter for parameter, value in settings.items() if libc.mallopt(parameter, value) != 1]
     if refused:
         log.warning("glibc's mallopt refused parameters %s: the worker's memory may grow under load", refused)
         return False
-    log.info("malloc: blocks of %d KiB and more mapped on their own, %d arenas", MMAP_THRESHOLD // 1024, ARENAS)
+    if map_large_blocks:
+        log.info("malloc: blocks of %d KiB and more mapped on their own, %d arenas", MMAP_THRESHOLD // 1024, ARENAS)
+    else:
+        log.info("malloc: %d arenas", ARENAS)
     return True

@@ -31,6 +31,7 @@ import agents
 from infra.api_access import settings_token
 from infra.kafka_broker import bootstrap_address, first_free_port
 from infra.kafka_topics import TopicDeclaration, consumer_group, ensure_topics, group_members, worker_client_id
+from infra.settings import get_settings
 from infra.sql_owner import chdb_owner, release_chdb
 from streams.broker_outage import PROBE_SECONDS, BrokerOutage
 from streams.faust_logs import quiet_normal_working
@@ -121,7 +122,8 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
                web_routes: Callable[[web.Application], None] | None = None) -> int:
     """Run the worker until stopped (or until `driver` returns); the exit code. Its log level follows the
     command's (`sourcewatch -v …`: info) unless given; `web_routes` adds routes to its web server."""
-    return_freed_memory()  # before the stages' threads and models allocate
+    # Before the stages' threads and models allocate.
+    return_freed_memory(get_settings().worker_map_large_blocks)
     from faust.worker import Worker
 
     from streams.app import app, settings

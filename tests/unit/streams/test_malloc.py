@@ -1,4 +1,5 @@
-"""The worker's glibc malloc settings: memory freed between live blocks goes back to the system."""
+"""The worker's glibc malloc settings: with large blocks mapped (SOURCEWATCH_WORKER_MAP_LARGE_BLOCKS), memory freed
+between live blocks goes back to the system."""
 
 import ctypes.util
 import subprocess
@@ -13,7 +14,7 @@ import ctypes, sys
 from streams.malloc import return_freed_memory
 
 if sys.argv[1] == "settled":
-    assert return_freed_memory()
+    assert return_freed_memory(map_large_blocks=True)
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
