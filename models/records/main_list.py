@@ -51,9 +51,11 @@ def _extraction(regions: list[ListCandidate], chosen: ListCandidate | None, base
     language = chosen.region.parent.getroottree().getroot().get("lang") or ""
     day_first = numeric_day_first(chosen.texts, language)
     links = list_links(chosen.records, base_url)
-    if chosen.generator == LONE:
+    if chosen.generator == LONE and _opens_with_own_heading(chosen.records[0]):
         # No other record shows which link words are a label ("Learn More"): beside the item's own heading, the
-        # longer of the two titles it.
+        # longer of the two titles it. Only there: a record that holds the list's heading (a lone row's whole
+        # table under "News") would be titled "News" where the link's words fell shorter, and read again as a
+        # list, its item titled otherwise, would pass for another item.
         links = links._replace(shared_texts=frozenset(text for a in record_anchors(chosen.records[0])
                                                       if (text := text_of([a]))))
     nodes_of = chosen.records[1:] if _is_page_title(chosen.records[0]) else chosen.records
@@ -85,6 +87,13 @@ def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template:
         one.region_texts, one.regions = extraction.region_texts, extraction.regions
         return one
     return extraction
+
+
+def _opens_with_own_heading(nodes: list[lxml.html.HtmlElement]) -> bool:
+    """A lone item's run that `_item_run` took back to the item's own heading: it opens with a heading that links
+    nothing."""
+    first = nodes[0]
+    return len(nodes) > 1 and next(first.iter(*HEADINGS), None) is not None and not any(True for _ in first.iter("a"))
 
 
 def _is_page_title(nodes: list[lxml.html.HtmlElement]) -> bool:
