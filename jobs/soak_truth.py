@@ -35,6 +35,7 @@ the rest is held here against the simulated web's truth, once the groups have dr
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from datetime import UTC, datetime, timedelta
 
@@ -212,7 +213,7 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                     from_publication.append(ingested.timestamp() - publication_real)
                     continue
                 # `items` keeps the truth's order among items published at one moment: the list's.
-                tied_above = sum(earlier == at for earlier in times[:index])
+                tied_above = index - bisect_left(times, at)
                 reason, next_read = why_missed(times[index:], reads_sim, read_ends_sim, end_sim, source["page_size"],
                                                tied_above)
                 missed[reason] += 1
