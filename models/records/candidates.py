@@ -111,7 +111,7 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
     models.records.extraction.ranked_candidates does."""
     if root is None:
         return []
-    found = [_from_mdr(candidate) for candidate in ranked_candidates(root, base_url)]
+    found = [mdr for mdr in map(_from_mdr, ranked_candidates(root, base_url)) if mdr.records]
     # A sibling group of the elements an MDR region holds is that region again, less its grouping where MDR
     # grouped several siblings: a title row and a details row are one record. Unless each of them links an
     # item of its own — then they are alike items MDR paired up (results that differ too much one by one, alike
@@ -126,7 +126,7 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
             groups.append((sum(letters_of(text) for text in raw), members, region))
     groups.sort(key=lambda group: -group[0])
     for _, members, paired in groups[:MAX_SIBLING_GROUPS]:
-        kept = [(member, text) for member in members if (text := text_of([member]))]
+        kept = [(member, text) for member in members if not _header_row([member]) and (text := text_of([member]))]
         if len(kept) >= 2 and not all(navigation_landmark(member) for member, _ in kept):
             region = DataRegion(parent=members[0].getparent(), records=[[m] for m, _ in kept], span=1)
             found.append(ListCandidate(region, [text for _, text in kept], "siblings", regrouped=paired is not None))
@@ -205,11 +205,32 @@ def _items_paired(candidate: ListCandidate, base_url: str) -> bool:
 
 
 def _from_mdr(candidate: RegionCandidate) -> ListCandidate:
-    """MDR's region as a candidate of its records that have text (an empty `<p>` between two is none)."""
+    """MDR's region as a candidate of its records that have text (an empty `<p>` between two is none) and are
+    no table's header row."""
     region = candidate.region
-    if len(candidate.records) < len(region.records):
-        region = DataRegion(parent=region.parent, records=candidate.records, span=region.span)
-    return ListCandidate(region, candidate.texts, "mdr", candidate.score)
+    kept = [(nodes, text) for nodes, text in zip(candidate.records, candidate.texts, strict=True)
+            if not _header_row(nodes)]
+    if len(kept) < len(region.records):
+        region = DataRegion(parent=region.parent, records=[nodes for nodes, _ in kept], span=region.span)
+    return ListCandidate(region, [text for _, text in kept], "mdr", candidate.score)
+
+
+def _header_row(nodes: list[lxml.html.HtmlElement]) -> bool:
+    """A table's row that labels the items rather than being one: its column labels ("Date", "Meeting",
+    "Minutes" — a row of header cells alone, or a row in the table's head), or a group's label in one cell
+    across the columns ("2019 Meetings")."""
+    if len(nodes) != 1 or nodes[0].tag != "tr":
+        return False
+    row = nodes[0]
+    cells = [cell for cell in row if isinstance(cell.tag, str)]
+    parent = row.getparent()
+    return ((parent is not None and parent.tag == "thead") or (bool(cells) and all(cell.tag == "th" for cell in cells))
+            or (len(cells) == 1 and _spans_columns(cells[0])))
+
+
+def _spans_columns(cell: lxml.html.HtmlElement) -> bool:
+    span = cell.get("colspan", "1").strip()
+    return span.isdigit() and int(span) > 1
 
 
 def _elements(records: list[list[lxml.html.HtmlElement]]) -> frozenset:

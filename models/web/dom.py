@@ -15,6 +15,11 @@ _UTF8_PARSER.set_element_class_lookup(lxml.etree.ElementDefaultClassLookup(
     element=lxml.html.HtmlElement, comment=lxml.html.HtmlComment, pi=lxml.html.HtmlProcessingInstruction,
     entity=lxml.html.HtmlEntity))
 _SPACES = re.compile(r"\s+")
+# Invisible marks editors leave in text (zero-width space, word joiner, a stray byte-order mark): a reader sees
+# nothing there, so a record's text and title hold nothing there ("\u200bMinutes" is "Minutes"). Zero-width
+# (non-)joiners are kept: they shape words in several scripts.
+_INVISIBLE = "\u200b\u2060\ufeff"
+_DROP_INVISIBLE = str.maketrans("", "", _INVISIBLE)
 # Characters XML cannot hold (C0 controls but tab and line breaks, lone surrogates, U+FFFE/U+FFFF): lxml's
 # parser keeps some in text, and then refuses the tree's text when a stage writes it back (mis-declared UTF-16
 # and binary junk in a page bring them). They carry no text: dropped before parsing.
@@ -36,7 +41,9 @@ def _xml_safe(html: str) -> str:
 
 
 def normalize_space(text: str) -> str:
-    """Runs of whitespace as one space, none at the ends."""
+    """Runs of whitespace as one space, none at the ends, invisible marks dropped."""
+    if any(mark in text for mark in _INVISIBLE):  # rare; translating copies the text char by char
+        text = text.translate(_DROP_INVISIBLE)
     return _SPACES.sub(" ", text).strip()
 
 

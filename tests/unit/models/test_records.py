@@ -62,6 +62,29 @@ def test_records_spanning_two_table_rows_are_generalized_nodes():
     assert "Room 3" in records[2].text and "Session 3" in records[2].text
 
 
+def test_a_tables_column_labels_and_group_labels_are_no_records():
+    # A meetings table as council sites write it: a row of header cells whose label links re-sort the
+    # table, then each year's meetings under a row of one cell across the columns.
+    header = ('<tr><th><a href="?order=date">Date/time</a></th><th>Meeting name</th><th>Location</th>'
+              '<th>Attachments</th></tr>')
+    years = "".join(f'<tr><td colspan="4"><strong>{year} Meetings</strong></td></tr>' + "".join(
+        f'<tr><td>{month:02d}/14/{year} 10:00 A.M.</td><td>Regular Board Meeting</td><td>Board Room</td>'
+        f'<td><a href="/docs/{year}-{month:02d}-notice.pdf">Meeting Notice</a></td></tr>' for month in range(1, 7))
+        for year in (2019, 2018))
+    html = f"<html><body><main><h1>Notices, agendas and minutes</h1><table>{header}{years}</table></main></body></html>"
+    records = extract_records(parse_html(html), BASE).records
+    assert [record.item_url for record in records] == [
+        f"https://club.example.org/docs/{year}-{month:02d}-notice.pdf" for year in (2019, 2018) for month in range(1, 7)]
+
+
+def test_invisible_marks_editors_leave_are_not_part_of_a_records_words():
+    items = "".join(f'<li><a href="/m/{n}">\u200bMinutes of meeting {n}\ufeff</a> <span>May {n}, 2024</span></li>'
+                    for n in range(1, 5))
+    records = extract_records(parse_html(_page(items)), BASE).records
+    assert [record.title for record in records] == [f"Minutes of meeting {n}" for n in range(1, 5)]
+    assert records[0].text == "Minutes of meeting 1 May 1, 2024"
+
+
 def test_a_grid_of_cards_in_rows_gives_the_cards_as_records():
     card = '<div class="card"><a href="/c/{n}"><img src="x.png"><span>Card {n} title</span></a><p>About {n}</p></div>'
     rows = "".join('<div class="row">' + "".join(card.format(n=r * 3 + c) for c in range(3)) + "</div>"
