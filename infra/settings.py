@@ -54,10 +54,10 @@ class Settings(BaseSettings):
     worker_stop_seconds: float = Field(default=60.0, gt=0)
     # Every block of 128 KiB or more its own mapping, given back when freed (streams.malloc): bounds a worker's
     # memory under a backlog (a 5,000-site soak's worker 1,339 → 955 MB) at a third of its revisits when it is
-    # not saturated (a 1,000-site soak: 21 against 31 a second). Off: glibc's own threshold. On by default for
-    # now: with it off, the demo test's re-read failed twice in a row in the clean-clone CI (2026-11-29; not
-    # traced), where it had passed with it on.
-    worker_map_large_blocks: bool = True
+    # not saturated (a 1,000-site soak: 21 against 31 a second). Off by default: glibc's own threshold; on for
+    # a worker whose memory is what runs out. (The demo test's re-read that failed twice with it off counted a
+    # revisit's reports after the re-read; jobs.demo.reported_between.)
+    worker_map_large_blocks: bool = False
     # Static group membership (KIP-345): a stable id per worker, distinct across workers, lets a restarted
     # worker take its partitions back at once, without a rebalance. Empty: dynamic membership.
     worker_instance_id: str = ""

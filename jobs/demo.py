@@ -121,6 +121,23 @@ def evaluate_records(truth: dict, sources_read: list[str], records: list[tuple[s
     }
 
 
+def reported_between(reported: dict[tuple[str, str], tuple[str, datetime, str]], earlier: set[tuple[str, str]],
+                     first_read: dict[str, datetime], reread: dict[str, datetime], reread_crawl: str
+                     ) -> list[tuple[str, str]]:
+    """The new items any read reported between a source page's two reads: `reported` as `_reported` gives it,
+    `earlier` the items reported before the first read's crawl ended, `first_read` and `reread` each page's
+    fetch time in the two reads' crawls. The revisit stage watches these pages from discovery on, so a revisit
+    in between reports some of them before the re-read does (each item once, by the first). "Between" by the
+    time of the read that reported it: after the first read's fetch of the page (a revisit of the first read's
+    process, before that fetch, may reach ClickHouse only after the snapshot of reports), and no later than the
+    re-read's — a revisit after it, while the re-read's crawl still runs, reports items published after the
+    window the truth is scored over — unless the re-read itself reported it (from a further page of the list,
+    fetched after the page itself)."""
+    return [pair for pair, (_, seen, crawl_id) in reported.items()
+            if pair not in earlier and pair[0] in first_read and pair[0] in reread and seen > first_read[pair[0]]
+            and (crawl_id == reread_crawl or seen <= reread[pair[0]])]
+
+
 def evaluate_new_items(truth: dict, detected: list[tuple[str, str]], reads: dict[str, tuple[datetime, datetime]],
                        reported: set[tuple[str, str]] = frozenset(), read: set[tuple[str, str]] = frozenset()) -> dict:
     """New items found by the re-read against the truth. `reads`: source page → the simulated times of its
@@ -186,10 +203,10 @@ def _rows(query: queries.Query) -> list[list]:
     return read_clickhouse(get_settings(), query)[1]
 
 
-def _reported(sources: list[str]) -> dict[tuple[str, str], tuple[str, datetime]]:
-    """(source page, item URL) → the event id of its report and when its read fetched the page, for every new
-    item reported on these pages."""
-    return {(row[0], row[1]): (row[2], row[3]) for row in _rows(queries.new_items_of_sources(sources))}
+def _reported(sources: list[str]) -> dict[tuple[str, str], tuple[str, datetime, str]]:
+    """(source page, item URL) → the event id of its report, when its read fetched the page and that read's
+    crawl, for every new item reported on these pages."""
+    return {(row[0], row[1]): (row[2], row[3], row[4]) for row in _rows(queries.new_items_of_sources(sources))}
 
 
 def _pairs(query: queries.Query) -> list[tuple[str, str]]:
@@ -220,15 +237,10 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
         again = run_to_completion(read, plan.duration + 120, simulated_clock_env(control))
     except RuntimeError as error:
         return {"source_selection": selection, "sources_read": len(reached), "error": str(error)}
-    # The new items any read reported between the two: the revisit stage watches these pages from discovery
-    # on, so a revisit in between reports some of them before the re-read does (each item once, by the first).
-    # "Between" by the time of the read that reported it, after the first read's fetch of the page: a revisit
-    # of the first read's process (before that fetch) may reach ClickHouse only after the snapshot of reports.
-    earlier = {event for event, _ in reported_before.values()}
     first_read = dict(_pairs(queries.first_fetches(crawl["crawl_id"], reached)))
+    reread = dict(_pairs(queries.first_fetches(again["crawl_id"], reached)))
     reported = _reported(reached)
-    detected = [pair for pair, (event, seen) in reported.items()
-                if event not in earlier and pair[0] in first_read and seen > first_read[pair[0]]]
+    detected = reported_between(reported, set(reported_before), first_read, reread, again["crawl_id"])
     read_after = set(_pairs(queries.items_of_sources(reached)))
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}

@@ -19,7 +19,7 @@ back): the processing worker's peak 1,339 MB with glibc's defaults, 955 MB with 
 But a block mapped is a system call and fresh zeroed pages each time, and a worker not saturated pays for it
 in throughput: `sourcewatch soak --sites 1000 --days 2 --workers 2` (2026-11-29) revisited 21 pages a second
 with the threshold fixed against 31 without (system CPU twice as high), for the same peak (~790 MB). So the
-fixed threshold is a setting (on by default until a CI failure seen with it off is understood: README).
+fixed threshold is a setting, off by default: on for a worker whose memory is what runs out.
 jemalloc, preloaded instead, peaked at 1,043 MB in the same soak, and the embedded ClickHouse (chDB), which
 brings an allocator of its own, aborts ("free(): invalid pointer") in a process with it preloaded.
 """

@@ -1,10 +1,10 @@
 """The demo's figures against the simulated web's truth."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pytest
 
-from jobs.demo import evaluate_new_items, evaluate_pagination, evaluate_records
+from jobs.demo import evaluate_new_items, evaluate_pagination, evaluate_records, reported_between
 
 TRUTH = {"site-0": {"source_pages": [
     {"url": "http://a/news/", "pages": ["http://a/news/", "http://a/news/?page=2", "http://a/news/?page=3"]},
@@ -71,6 +71,24 @@ def test_new_items_are_due_when_published_between_the_two_reads_of_their_source(
                                 reported={("http://a/news/", "http://a/news/3")})
     assert seeded["missed"] == {"read, never reported": 1, "reported, not between the reads": 1}
     assert evaluate_new_items(ITEMS, [], reads)["new_item_precision"] is None
+
+
+def test_new_items_count_as_found_between_the_reads_by_the_time_of_the_read_that_reported_them():
+    def at(hour: int) -> datetime:
+        return datetime(2026, 1, 5, hour, tzinfo=UTC)
+
+    news = "http://a/news/"
+    reported = {
+        (news, "before"): ("e1", at(8), "crawl-1"),  # reported by the first read's crawl itself
+        (news, "revisit-between"): ("e2", at(10), "revisit-7"),
+        (news, "reread"): ("e3", at(12), "crawl-2"),
+        (news, "reread-next-page"): ("e4", at(13), "crawl-2"),  # the re-read's next page, fetched after the list
+        (news, "revisit-after"): ("e5", at(13), "revisit-9"),  # a revisit after the re-read: outside the window
+        ("http://b/", "unread"): ("e6", at(10), "revisit-7"),  # no re-read of its page: no window
+    }
+    first_read, reread = {news: at(9), "http://b/": at(9)}, {news: at(12)}
+    assert reported_between(reported, {(news, "before")}, first_read, reread, "crawl-2") == [
+        (news, "revisit-between"), (news, "reread"), (news, "reread-next-page")]
 
 
 def test_discovery_episodes_are_scored_with_the_offline_evaluations_figures():
