@@ -126,7 +126,7 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
             groups.append((sum(letters_of(text) for text in raw), members, region))
     groups.sort(key=lambda group: -group[0])
     for _, members, paired in groups[:MAX_SIBLING_GROUPS]:
-        kept = [(member, text) for member in members if not _header_row([member]) and (text := text_of([member]))]
+        kept = [(member, text) for member in members if not label_row([member]) and (text := text_of([member]))]
         if len(kept) >= 2 and not all(navigation_landmark(member) for member, _ in kept):
             region = DataRegion(parent=members[0].getparent(), records=[[m] for m, _ in kept], span=1)
             found.append(ListCandidate(region, [text for _, text in kept], "siblings", regrouped=paired is not None))
@@ -209,13 +209,13 @@ def _from_mdr(candidate: RegionCandidate) -> ListCandidate:
     no table's header row."""
     region = candidate.region
     kept = [(nodes, text) for nodes, text in zip(candidate.records, candidate.texts, strict=True)
-            if not _header_row(nodes)]
+            if not label_row(nodes)]
     if len(kept) < len(region.records):
         region = DataRegion(parent=region.parent, records=[nodes for nodes, _ in kept], span=region.span)
     return ListCandidate(region, [text for _, text in kept], "mdr", candidate.score)
 
 
-def _header_row(nodes: list[lxml.html.HtmlElement]) -> bool:
+def label_row(nodes: list[lxml.html.HtmlElement]) -> bool:
     """A table's row that labels the items rather than being one: its column labels ("Date", "Meeting",
     "Minutes" — a row of header cells alone, or a row in the table's head), or a group's label in one cell
     across the columns ("2019 Meetings")."""

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import lxml.etree
 import lxml.html
 
-from models.records.candidates import ListCandidate, candidate_features, page_candidates, shortlist
+from models.records.candidates import ListCandidate, candidate_features, label_row, page_candidates, shortlist
 from models.records.data_regions import DataRegion, element_children
 from models.records.dates import numeric_day_first
 from models.records.extraction import (
@@ -223,8 +223,10 @@ def _single_record(root: lxml.html.HtmlElement, template: str) -> ListCandidate 
     for parent in root.iter():
         if isinstance(parent.tag, str) and tag_path(parent) == path:
             children = element_children(parent)
+            # A table's label rows are built like its rows (a `tr`), and no more items here than in a region.
             records = [children[i:i + span] for i in range(len(children) - span + 1)
-                       if [record_signature(child) for child in children[i:i + span]] == signatures]
+                       if [record_signature(child) for child in children[i:i + span]] == signatures
+                       and not label_row(children[i:i + span])]
             texts = [text_of(nodes) for nodes in records]
             if records and all(texts):
                 return ListCandidate(DataRegion(parent=parent, records=records, span=span), texts, "template")

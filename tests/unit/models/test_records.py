@@ -62,19 +62,25 @@ def test_records_spanning_two_table_rows_are_generalized_nodes():
     assert "Room 3" in records[2].text and "Session 3" in records[2].text
 
 
-def test_a_tables_column_labels_and_group_labels_are_no_records():
-    # A meetings table as council sites write it: a row of header cells whose label links re-sort the
-    # table, then each year's meetings under a row of one cell across the columns.
+def _meetings_table(years: dict[int, range]) -> str:
+    """A meetings table as council sites write it: a row of header cells whose label links re-sort the table,
+    then each year's meetings under a row of one cell across the columns."""
     header = ('<tr><th><a href="?order=date">Date/time</a></th><th>Meeting name</th><th>Location</th>'
               '<th>Attachments</th></tr>')
-    years = "".join(f'<tr><td colspan="4"><strong>{year} Meetings</strong></td></tr>' + "".join(
+    rows = "".join(f'<tr><td colspan="4"><strong>{year} Meetings</strong></td></tr>' + "".join(
         f'<tr><td>{month:02d}/14/{year} 10:00 A.M.</td><td>Regular Board Meeting</td><td>Board Room</td>'
-        f'<td><a href="/docs/{year}-{month:02d}-notice.pdf">Meeting Notice</a></td></tr>' for month in range(1, 7))
-        for year in (2019, 2018))
-    html = f"<html><body><main><h1>Notices, agendas and minutes</h1><table>{header}{years}</table></main></body></html>"
-    records = extract_records(parse_html(html), BASE).records
-    assert [record.item_url for record in records] == [
+        f'<td><a href="/docs/{year}-{month:02d}-notice.pdf">Meeting Notice</a></td></tr>' for month in months)
+        for year, months in years.items())
+    return f"<html><body><main><h1>Notices, agendas and minutes</h1><table>{header}{rows}</table></main></body></html>"
+
+
+def test_a_tables_column_labels_and_group_labels_are_no_records():
+    first = extract_records(parse_html(_meetings_table({2019: range(1, 7), 2018: range(1, 7)})), BASE)
+    assert [record.item_url for record in first.records] == [
         f"https://club.example.org/docs/{year}-{month:02d}-notice.pdf" for year in (2019, 2018) for month in range(1, 7)]
+    # A revisit of the table in a new year: one meeting so far, read with the first read's template.
+    later = extract_records(parse_html(_meetings_table({2020: range(1, 2)})), BASE, first.template)
+    assert [record.item_url for record in later.records] == ["https://club.example.org/docs/2020-01-notice.pdf"]
 
 
 def test_invisible_marks_editors_leave_are_not_part_of_a_records_words():
