@@ -120,9 +120,9 @@ def items_of_sources(source_urls: list[str]) -> Query:
 
 
 def new_items_of_sources(source_urls: list[str]) -> Query:
-    """(source page, item URL, event id, when the read that reported it fetched the page, that read's crawl) of
-    every new item any read of these source pages reported (a crawl's, or a revisit's)."""
-    return Query("SELECT source_url, item_url, event_id, first_seen, crawl_id FROM changes "
+    """(source page, item URL, when the read that reported it fetched the page, that read's crawl) of every new
+    item any read of these source pages reported (a crawl's, or a revisit's)."""
+    return Query("SELECT source_url, item_url, first_seen, crawl_id FROM changes "
                  "WHERE source_url IN {sources:Array(String)}", {"sources": source_urls})
 
 

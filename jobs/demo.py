@@ -121,7 +121,7 @@ def evaluate_records(truth: dict, sources_read: list[str], records: list[tuple[s
     }
 
 
-def reported_between(reported: dict[tuple[str, str], tuple[str, datetime, str]], earlier: set[tuple[str, str]],
+def reported_between(reported: dict[tuple[str, str], tuple[datetime, str]], earlier: set[tuple[str, str]],
                      first_read: dict[str, datetime], reread: dict[str, datetime], reread_crawl: str
                      ) -> list[tuple[str, str]]:
     """The new items any read reported between a source page's two reads: `reported` as `_reported` gives it,
@@ -133,7 +133,7 @@ def reported_between(reported: dict[tuple[str, str], tuple[str, datetime, str]],
     re-read's — a revisit after it, while the re-read's crawl still runs, reports items published after the
     window the truth is scored over — unless the re-read itself reported it (from a further page of the list,
     fetched after the page itself)."""
-    return [pair for pair, (_, seen, crawl_id) in reported.items()
+    return [pair for pair, (seen, crawl_id) in reported.items()
             if pair not in earlier and pair[0] in first_read and pair[0] in reread and seen > first_read[pair[0]]
             and (crawl_id == reread_crawl or seen <= reread[pair[0]])]
 
@@ -203,10 +203,10 @@ def _rows(query: queries.Query) -> list[list]:
     return read_clickhouse(get_settings(), query)[1]
 
 
-def _reported(sources: list[str]) -> dict[tuple[str, str], tuple[str, datetime, str]]:
-    """(source page, item URL) → the event id of its report, when its read fetched the page and that read's
-    crawl, for every new item reported on these pages."""
-    return {(row[0], row[1]): (row[2], row[3], row[4]) for row in _rows(queries.new_items_of_sources(sources))}
+def _reported(sources: list[str]) -> dict[tuple[str, str], tuple[datetime, str]]:
+    """(source page, item URL) → when the read that reported it fetched the page, and that read's crawl, for
+    every new item reported on these pages."""
+    return {(row[0], row[1]): (row[2], row[3]) for row in _rows(queries.new_items_of_sources(sources))}
 
 
 def _pairs(query: queries.Query) -> list[tuple[str, str]]:

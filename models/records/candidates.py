@@ -206,7 +206,7 @@ def _items_paired(candidate: ListCandidate, base_url: str) -> bool:
 
 def _from_mdr(candidate: RegionCandidate) -> ListCandidate:
     """MDR's region as a candidate of its records that have text (an empty `<p>` between two is none) and are
-    no table's header row."""
+    no table's label row."""
     region = candidate.region
     kept = [(nodes, text) for nodes, text in zip(candidate.records, candidate.texts, strict=True)
             if not label_row(nodes)]
