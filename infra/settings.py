@@ -58,9 +58,6 @@ class Settings(BaseSettings):
     # a worker whose memory is what runs out. (The demo test's re-read that failed twice with it off counted a
     # revisit's reports after the re-read; jobs.demo.reported_between.)
     worker_map_large_blocks: bool = False
-    # How often a worker gives its heaps' free pages back to the system (streams.malloc, glibc's malloc_trim);
-    # 0: never.
-    worker_trim_seconds: float = Field(default=5.0, ge=0)
     # Static group membership (KIP-345): a stable id per worker, distinct across workers, lets a restarted
     # worker take its partitions back at once, without a rebalance. Empty: dynamic membership.
     worker_instance_id: str = ""

@@ -12,9 +12,7 @@ memory. Under a backlog a worker's resident size grew that way with no object al
 So threads share ARENAS heaps, and with `SOURCEWATCH_WORKER_MAP_LARGE_BLOCKS` the threshold stays fixed at
 glibc's own starting value (fixing it turns the raising off, for trimming too). Set with mallopt at start-up,
 before the worker's threads and models allocate; elsewhere than glibc (musl, macOS) nothing is set and the
-worker says so. And every `SOURCEWATCH_WORKER_TRIM_SECONDS` the worker asks glibc to give back the whole free
-pages inside its heaps, holes included (`malloc_trim`): one call a few seconds apart, instead of a system call
-per large block.
+worker says so.
 
 Measured with `sourcewatch soak --sites 5000 --days 2 --speed 288 --workers 1` (2026-11-28, runs back to
 back): the processing worker's peak 1,339 MB with glibc's defaults, 955 MB with these settings, the same CPU.
@@ -31,7 +29,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
-from collections.abc import Awaitable, Callable
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +44,13 @@ SHARED_HEAPS = {M_ARENA_MAX: ARENAS}
 LARGE_BLOCKS_MAPPED = {M_MMAP_THRESHOLD: MMAP_THRESHOLD, M_TRIM_THRESHOLD: TRIM_THRESHOLD}
 
 
-def _glibc() -> ctypes.CDLL | None:
+def return_freed_memory(map_large_blocks: bool = False) -> bool:
+    """Apply the settings to this process's malloc (with `map_large_blocks`, the fixed threshold too); whether it
+    is glibc's and took them."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.gnu_get_libc_version  # glibc's own symbol: mallopt's parameters mean what they say above
     except (OSError, AttributeError):
-        return None
-    return libc
-
-
-def return_freed_memory(map_large_blocks: bool = False) -> bool:
-    """Apply the settings to this process's malloc (with `map_large_blocks`, the fixed threshold too); whether it
-    is glibc's and took them."""
-    libc = _glibc()
-    if libc is None:
         log.warning("not glibc's malloc: its settings are left as they are (the worker's memory may grow under "
                     "load)")
         return False
@@ -74,18 +64,3 @@ def return_freed_memory(map_large_blocks: bool = False) -> bool:
     else:
         log.info("malloc: %d arenas", ARENAS)
     return True
-
-
-def free_page_trimmer() -> Callable[[], Awaitable[None]] | None:
-    """An async callable that gives the whole free pages of every heap back to the system (glibc's
-    `malloc_trim(0)`: about a millisecond when little is free, ~10 ms per 150 MB given back), for a worker's
-    timer; None where malloc is not glibc's."""
-    libc = _glibc()
-    if libc is None:
-        log.warning("not glibc's malloc: free heap pages are not trimmed (the worker's memory may grow under load)")
-        return None
-
-    async def trim_free_pages() -> None:
-        libc.malloc_trim(0)
-
-    return trim_free_pages

@@ -37,7 +37,7 @@ from streams.broker_outage import PROBE_SECONDS, BrokerOutage
 from streams.faust_logs import quiet_normal_working
 from streams.gpu_libraries import release_gpu_code
 from streams.heap import freeze_loaded
-from streams.malloc import free_page_trimmer, return_freed_memory
+from streams.malloc import return_freed_memory
 from streams.stop_deadline import graceful_stop_within
 from streams.threads import threads_for_reading
 
@@ -162,8 +162,6 @@ def run_worker(driver: Callable[[], Awaitable[None]] | None = None, loglevel: st
     outage.install()
     quiet_normal_working()
     app.timer(interval=PROBE_SECONDS)(outage.probe)
-    if settings.worker_trim_seconds and (trim := free_page_trimmer()) is not None:
-        app.timer(interval=settings.worker_trim_seconds)(trim)
     app.conf.web_port = first_free_port(settings.web_port)
     if web_routes is not None:
         print(f"dashboard and data API on http://127.0.0.1:{app.conf.web_port}/", file=sys.stderr, flush=True)

@@ -1,6 +1,5 @@
-"""The worker's glibc malloc settings: with large blocks mapped (SOURCEWATCH_WORKER_MAP_LARGE_BLOCKS), or once the
-worker's timer trims the heaps (SOURCEWATCH_WORKER_TRIM_SECONDS), memory freed between live blocks goes back to the
-system."""
+"""The worker's glibc malloc settings: with large blocks mapped (SOURCEWATCH_WORKER_MAP_LARGE_BLOCKS), memory freed
+between live blocks goes back to the system."""
 
 import ctypes.util
 import subprocess
@@ -11,8 +10,8 @@ import pytest
 # A real process: 1 MiB blocks allocated after an 8 MiB one was freed, then every other one freed — holes
 # between live blocks. Prints how many MiB of resident memory the frees gave back.
 _HOLES = """
-import asyncio, ctypes, sys
-from streams.malloc import free_page_trimmer, return_freed_memory
+import ctypes, sys
+from streams.malloc import return_freed_memory
 
 if sys.argv[1] == "settled":
     assert return_freed_memory(map_large_blocks=True)
@@ -33,8 +32,6 @@ for block in blocks:
 before = resident_mib()
 for block in blocks[::2]:
     libc.free(block)
-if sys.argv[1] == "trimmed":
-    asyncio.run(free_page_trimmer()())
 print(before - resident_mib())
 """
 
@@ -51,8 +48,3 @@ def _freed_mib(mode: str) -> float:
 def test_blocks_freed_between_live_ones_go_back_to_the_system_once_settled():
     assert _freed_mib("settled") > 90  # 100 MiB freed, each block its own mapping
     assert _freed_mib("default") < 10  # the same frees under glibc's defaults: holes in the heap, kept
-
-
-@glibc
-def test_holes_in_the_heap_go_back_to_the_system_once_trimmed():
-    assert _freed_mib("trimmed") > 90  # the same holes as under glibc's defaults, their pages given back
