@@ -31,7 +31,7 @@ import lxml.html
 from models.pagination.continuation import next_slice_link
 from models.pagination.data import clickable_nodes, node_target
 from models.pagination.tagger import MAX_TAGGED_NODES, PaginationTagger, load_tagger
-from models.web.dom import normalize_space, parse_html
+from models.web.dom import normalize_space, parse_html, text_content
 from models.web.links import resolve_href
 from schemas.base import derived_event_id
 from schemas.crawl import CrawlRequest, PageFetched
@@ -54,7 +54,7 @@ def _tagged_links(labelled: list[tuple[lxml.html.HtmlElement, str]], base_url: s
             continue
         href = node_target(node)
         url = resolve_href(base_url, href) if href else None
-        links.append(TaggedLink(url=url or "", text=normalize_space(node.text_content() or "")[:200], label=label))
+        links.append(TaggedLink(url=url or "", text=normalize_space(text_content(node) or "")[:200], label=label))
     return links
 
 
@@ -108,7 +108,7 @@ def untagged_next_link(page: PageFetched, root: lxml.html.HtmlElement | None) ->
         return None
     index, url = found
     node = clickable_nodes(root)[index]
-    return TaggedLink(url=url, text=normalize_space(node.text_content() or "")[:200], label="NEXT")
+    return TaggedLink(url=url, text=normalize_space(text_content(node) or "")[:200], label="NEXT")
 
 
 def later_page_refusal(url: str, site: str, list_url: str) -> str:

@@ -58,6 +58,10 @@ class Settings(BaseSettings):
     # a worker whose memory is what runs out. (The demo test's re-read that failed twice with it off counted a
     # revisit's reports after the re-read; jobs.demo.reported_between.)
     worker_map_large_blocks: bool = False
+    # How long a worker's thread may keep the GIL while another waits for it (streams.threads; CPython's
+    # default is 5 ms, and each lxml XPath, large numpy operation or socket call of one thread waited up to
+    # that long for the other).
+    worker_switch_interval_ms: float = Field(default=0.5, gt=0, le=100)
     # Static group membership (KIP-345): a stable id per worker, distinct across workers, lets a restarted
     # worker take its partitions back at once, without a rebalance. Empty: dynamic membership.
     worker_instance_id: str = ""

@@ -28,7 +28,7 @@ from models.discovery.data import load_sites
 from models.model_files import load_checked
 from models.records.main_list import extract_records
 from models.text_encoders import TextEncoder, get_encoder
-from models.web.dom import normalize_space, parse_html
+from models.web.dom import normalize_space, parse_html, text_content
 
 TEXT_CHARS = 1000
 NEGATIVES_PER_SITE = 25
@@ -75,7 +75,7 @@ def four_texts(html: str, url: str) -> tuple[str, str, str, str]:
 
 def whole_text(html: str) -> str:
     root = parse_html(html)
-    return normalize_space(root.text_content())[:4 * TEXT_CHARS] if root is not None else ""
+    return normalize_space(text_content(root))[:4 * TEXT_CHARS] if root is not None else ""
 
 
 def labelled_pages(paths: Sequence[Path], seed: int = 0) -> list[LabelledPage]:

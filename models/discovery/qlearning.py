@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel, Field
 
 from models.discovery.policies import KEYWORDS, Candidate, keyword_score
-from models.web.dom import normalize_space, parse_html
+from models.web.dom import normalize_space, parse_html, text_content
 
 GAMMA = 0.5
 BIN_VALUES = (0.0, 0.5, 1.0)
@@ -40,7 +40,7 @@ def page_words(html: str) -> Counter[str]:
         return Counter()
     for element in root.iter("script", "style"):
         element.drop_tree()
-    return Counter(word.lower() for word in _WORDS.findall(normalize_space(root.text_content())))
+    return Counter(word.lower() for word in _WORDS.findall(normalize_space(text_content(root))))
 
 
 def cosine(a: Counter[str], b: Counter[str]) -> float:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from models.web.dom import normalize_space, parse_html
+from models.web.dom import normalize_space, parse_html, text_content
 from models.web.links import canonical_url, extract_anchors
 from schemas.sites import site_of
 
@@ -60,7 +60,7 @@ def page_text(url: str, html: str) -> PageText:
     # The title is kept apart; scripts and styles are not text.
     for element in list(root.iter("title", "script", "style", "noscript", "template")):
         element.drop_tree()
-    return PageText(url, site_of(url), title[:500], normalize_space(root.text_content())[:MAX_TEXT])
+    return PageText(url, site_of(url), title[:500], normalize_space(text_content(root))[:MAX_TEXT])
 
 
 class PageIndex:

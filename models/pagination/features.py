@@ -28,7 +28,7 @@ import lxml.etree
 import lxml.html
 
 from models.pagination.data import clickable_nodes
-from models.web.dom import normalize_space
+from models.web.dom import normalize_space, text_content
 
 MAX_NGRAMS = 64
 _YEAR = re.compile(r"(?<!\d)(19|20)\d\d(?!\d)")
@@ -86,7 +86,7 @@ def _token_ngrams(token: str, sizes: tuple[int, ...]) -> Hashes:
 
 
 def node_text(node: lxml.html.HtmlElement) -> str:
-    text = node.text_content() or node.get("value") or node.get("aria-label") or node.get("title") or ""
+    text = text_content(node) or node.get("value") or node.get("aria-label") or node.get("title") or ""
     if not text.strip():
         text = " ".join(image.get("alt", "") for image in node.iter("img"))
     return normalize_space(text)[:80]

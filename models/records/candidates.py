@@ -48,6 +48,7 @@ from models.records.extraction import (
     region_template,
     sibling_groups,
 )
+from models.web.dom import text_content
 
 # Sibling groups kept per page, by letters: the main list is among the largest; a page of thousands of small
 # groups (menus, table cells) costs no more than this.
@@ -120,7 +121,7 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
     groups = []
     for members in sibling_groups(root, 2, shared_classes=True):
         # Ranked by their raw text's letters (spacing holds none); only the groups kept are read as text.
-        raw = [member.text_content() for member in members]
+        raw = [text_content(member) for member in members]
         region = regions.get(_elements([members]))
         if any(not text.isspace() for text in raw if text) and (region is None or _items_paired(region, base_url)):
             groups.append((sum(letters_of(text) for text in raw), members, region))
@@ -364,7 +365,7 @@ def _record_links(nodes: list[lxml.html.HtmlElement], base_url: str,
         if anchor is None:
             href = element.get("href")
             anchor = anchors_read[element] = _Anchor(bool(item_link(base_url, href)),
-                                                     letters_of(element.text_content()), href)
+                                                     letters_of(text_content(element)), href)
         anchors.append(anchor)
     headed = any(node.tag in HEADINGS or any(True for _ in node.iter(*HEADINGS)) for node in nodes)
     return _RecordLinks(any(anchor.item for anchor in anchors), headed, sum(anchor.letters for anchor in anchors),

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import lxml.html
 
 from models.records.dates import DATE_ATTRIBUTES, attribute_date, date_in_text, dates_in_text, month_numbers
+from models.web.dom import text_content
 
 PUBLISHED = "published"
 EVENT = "event"
@@ -85,7 +86,7 @@ def _marked_dates(elements: list[lxml.html.HtmlElement]) -> list[tuple[datetime,
                 if date.date() != _UNIX_EPOCH:  # an unset timestamp's placeholder
                     attributed.append((date, _marked_kind(node)))
             elif (kind := _marked_kind(node, parent=False)) and not _holds_date_attribute(node) and (
-                    date := date_in_text(node.text_content())):
+                    date := date_in_text(text_content(node))):
                 written.append((date, kind))
     return attributed + written
 

@@ -17,6 +17,8 @@ from functools import cache
 import lxml.html
 from dateparser.languages.loader import default_loader
 
+from models.web.dom import text_content
+
 ROC_YEAR_OFFSET = 1911
 _ISO = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2}))?")
 _CJK = re.compile(r"(民國|民国)?\s*(\d{2,4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号號]")
@@ -214,7 +216,7 @@ def attribute_date(node: lxml.html.HtmlElement) -> datetime | None:
     for name in DATE_ATTRIBUTES:
         value = node.get(name)
         if value and (date := date_in_text(value)):
-            if node.tag == "time" and (shown := date_in_text(node.text_content())) and abs(shown - date) > _ONE_DAY:
+            if node.tag == "time" and (shown := date_in_text(text_content(node))) and abs(shown - date) > _ONE_DAY:
                 return shown
             return date
     return None
@@ -242,7 +244,7 @@ def _date_line(elements: list[lxml.html.HtmlElement], text: str, day_first: bool
         for node in element.iter():
             if not isinstance(node.tag, str):
                 continue
-            shown = " ".join(node.text_content().split())
+            shown = " ".join(text_content(node).split())
             if len(shown) > DATE_LINE_CHARS or not _DATE_HINT.search(shown):
                 continue
             found = dates_in_text(shown, day_first)

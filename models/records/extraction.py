@@ -33,7 +33,7 @@ from models.records.data_regions import DataRegion, element_children, find_data_
 from models.records.place import record_place
 from models.records.date_kinds import record_date_kinds
 from models.records.dates import date_in_text, record_date
-from models.web.dom import normalize_space
+from models.web.dom import normalize_space, text_content
 
 SNIPPET_CHARS = 300
 TITLE_CHARS = 300
@@ -111,7 +111,7 @@ class Extraction:
 
 
 def text_of(elements: Iterable[lxml.html.HtmlElement]) -> str:
-    return normalize_space(" ".join(element.text_content() for element in elements))
+    return normalize_space(" ".join(text_content(element) for element in elements))
 
 
 def _separate_blocks(root: lxml.html.HtmlElement) -> None:

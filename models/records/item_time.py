@@ -17,6 +17,7 @@ import lxml.html
 
 from models.records.dates import EARLIEST_YEAR, date_in_text, has_time_of_day, numeric_day_first
 from models.records.extraction import drop_invisible
+from models.web.dom import text_content
 
 _PUBLISHED_META = ("article:published_time", "og:published_time", "datepublished", "dc.date.issued",
                    "dcterms.issued")
@@ -43,7 +44,7 @@ def _machine_readable(root: lxml.html.HtmlElement) -> datetime | None:
         if name in _PUBLISHED_META and (moment := _iso_time(meta.get("content") or "")):
             return moment
     for element in root.xpath('//*[@itemprop="datePublished"]'):
-        if moment := _iso_time(element.get("datetime") or element.get("content") or element.text_content()):
+        if moment := _iso_time(element.get("datetime") or element.get("content") or text_content(element)):
             return moment
     for script in root.xpath('//script[@type="application/ld+json"]'):
         if (match := _JSON_LD_PUBLISHED.search(script.text or "")) and (moment := _iso_time(match[1])):

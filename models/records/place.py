@@ -10,7 +10,7 @@ import re
 
 import lxml.html
 
-from models.web.dom import normalize_space
+from models.web.dom import normalize_space, text_content
 
 PLACE_CHARS = 160
 # Class or id words of an element that holds a place, in the languages of the lists read most.
@@ -39,7 +39,7 @@ def record_place(elements: list[lxml.html.HtmlElement], text: str) -> str:
         for node in element.iterdescendants():
             if not isinstance(node.tag, str) or not _marks_place(node):
                 continue
-            place = normalize_space(node.text_content())
+            place = normalize_space(text_content(node))
             if place and len(place) < len(text):
                 return _without_label(place)[:PLACE_CHARS]
     if PIN in text:
@@ -54,10 +54,10 @@ def record_place(elements: list[lxml.html.HtmlElement], text: str) -> str:
     # address on the line after goes on with its venue.
     for element in elements:
         for node in element.iter(*_LINE_TAGS):
-            if line := _LABELLED.match(normalize_space(node.text_content())):
+            if line := _LABELLED.match(normalize_space(text_content(node))):
                 place = line[1].strip(" ,;")
                 after = node.getnext()
-                address = _ADDRESS.match(normalize_space(after.text_content())) if after is not None else None
+                address = _ADDRESS.match(normalize_space(text_content(after))) if after is not None else None
                 return (f"{place}, {address[1]}" if address else place)[:PLACE_CHARS]
     return match[1].strip(" ,;")[:PLACE_CHARS]
 
@@ -67,7 +67,7 @@ def _pinned(node: lxml.html.HtmlElement) -> str:
     where the pin stands alone in an icon's element, right after that element."""
     if not (node.text or "").lstrip().startswith(PIN):
         return ""
-    return normalize_space(node.text_content()).removeprefix(PIN).strip() or normalize_space(node.tail or "")
+    return normalize_space(text_content(node)).removeprefix(PIN).strip() or normalize_space(node.tail or "")
 
 
 def _marks_place(node: lxml.html.HtmlElement) -> bool:

@@ -47,6 +47,15 @@ def normalize_space(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
+def text_content(element: lxml.html.HtmlElement) -> str:
+    """The element's text, what lxml's `text_content()` gives (the same on every node of the labelled pages),
+    read without XPath. lxml gives up the GIL to evaluate an XPath, and a thread that gives it up waits up to the
+    interpreter's switch interval (5 ms) to take it back while another thread runs Python: in a worker, where
+    the event loop runs beside the threads that read pages, a `text_content()` call cost ~0.5 ms instead of
+    ~1 µs, and a page's record extraction 380 ms instead of 6.5."""
+    return "".join(element.itertext())
+
+
 def parse_html(html: str) -> lxml.html.HtmlElement | None:
     """The document root, or None when lxml finds no document in the text."""
     if not html.strip():

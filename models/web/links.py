@@ -12,7 +12,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 from w3lib.url import canonicalize_url
 
-from models.web.dom import normalize_space, parse_html
+from models.web.dom import normalize_space, parse_html, text_content
 from schemas.links import Anchor
 from schemas.sites import site_of
 
@@ -94,11 +94,11 @@ def _anchors(root: lxml.html.HtmlElement, page_url: str) -> list[Anchor]:
             continue
         parent = element.getparent()
         if parent not in nearby_texts:
-            nearby_texts[parent] = normalize_space(parent.text_content())[:NEARBY_CHARS] if parent is not None else ""
+            nearby_texts[parent] = normalize_space(text_content(parent))[:NEARBY_CHARS] if parent is not None else ""
         anchors.append(
             Anchor(
                 url=url,
-                text=normalize_space(element.text_content())[:500],
+                text=normalize_space(text_content(element))[:500],
                 tag_path=tag_path(element, paths),
                 nearby_text=nearby_texts[parent],
                 same_site=site_of(url) == page_site,
