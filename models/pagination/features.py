@@ -92,16 +92,14 @@ def node_text(node: lxml.html.HtmlElement) -> str:
     return normalize_space(text)[:80]
 
 
-_OWN_CLASSES = lxml.etree.XPath("descendant-or-self::*/@class", smart_strings=False)
-
-
 def _class_values(node: lxml.html.HtmlElement) -> tuple[str, ...]:
     """The class attributes of the node, its descendants (icons) and its two nearest ancestors (the pager
     list), as written."""
-    # XPath reads the attributes without making an element object per descendant (the cost that was); a link
-    # without child elements (most) has only its own, read directly.
+    # A link without child elements (most) has only its own, read directly. Not by XPath, though it makes no
+    # element object per descendant: lxml lets go of the GIL for an XPath, and beside a worker's event loop
+    # each such call waited to take it back (streams.threads).
     if len(node):
-        values = _OWN_CLASSES(node)
+        values = [value for element in node.iter(lxml.etree.Element) if (value := element.get("class")) is not None]
     else:
         own = node.get("class")
         values = [own] if own is not None else []

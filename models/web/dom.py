@@ -53,6 +53,8 @@ def text_content(element: lxml.html.HtmlElement) -> str:
     interpreter's switch interval (5 ms) to take it back while another thread runs Python: in a worker, where
     the event loop runs beside the threads that read pages, a `text_content()` call cost ~0.5 ms instead of
     ~1 µs, and a page's record extraction 380 ms instead of 6.5."""
+    if not len(element):  # no child nodes: its own text (a comment's or instruction's, too)
+        return element.text or ""
     return "".join(element.itertext())
 
 
