@@ -54,7 +54,7 @@ def _tagged_links(labelled: list[tuple[lxml.html.HtmlElement, str]], base_url: s
             continue
         href = node_target(node)
         url = resolve_href(base_url, href) if href else None
-        links.append(TaggedLink(url=url or "", text=normalize_space(text_content(node) or "")[:200], label=label))
+        links.append(TaggedLink(url=url or "", text=normalize_space(text_content(node))[:200], label=label))
     return links
 
 
@@ -108,7 +108,7 @@ def untagged_next_link(page: PageFetched, root: lxml.html.HtmlElement | None) ->
         return None
     index, url = found
     node = clickable_nodes(root)[index]
-    return TaggedLink(url=url, text=normalize_space(text_content(node) or "")[:200], label="NEXT")
+    return TaggedLink(url=url, text=normalize_space(text_content(node))[:200], label="NEXT")
 
 
 def later_page_refusal(url: str, site: str, list_url: str) -> str:

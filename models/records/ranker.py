@@ -75,7 +75,6 @@ class ListRanker:
 
     def __post_init__(self) -> None:
         leaves, nodes, turns = [], [], []
-        left_turns = np.zeros(len(self.leaf_value), dtype=np.float32)
         stack: list[tuple[int, tuple[tuple[int, bool], ...]]] = [(int(root), ()) for root in self.roots]
         while stack:
             node, path = stack.pop()
@@ -84,13 +83,13 @@ class ListRanker:
                     leaves.append(~node)
                     nodes.append(on_path)
                     turns.append(1.0 if left else -1.0)
-                left_turns[~node] = sum(left for _, left in path)
                 continue
             stack.append((int(self.left[node]), (*path, (node, True))))
             stack.append((int(self.right[node]), (*path, (node, False))))
-        order = np.lexsort((nodes, leaves))  # by leaf, each row's nodes in order, as CSR asks
+        rows_of = np.asarray(leaves, dtype=np.int64)  # typed even when every tree is one leaf (no paths)
+        order = np.lexsort((nodes, rows_of))  # by leaf, each row's nodes in order, as CSR asks
         rows = np.zeros(len(self.leaf_value) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(leaves, minlength=len(self.leaf_value)), out=rows[1:])
+        np.cumsum(np.bincount(rows_of, minlength=len(self.leaf_value)), out=rows[1:])
         with warnings.catch_warnings():
             # CSR, in beta in torch, multiplies twice as fast here as the stable COO layout.
             warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
@@ -98,7 +97,8 @@ class ListRanker:
                 torch.from_numpy(rows), torch.from_numpy(np.asarray(nodes, dtype=np.int64)[order]),
                 torch.from_numpy(np.asarray(turns, dtype=np.float32)[order]),
                 (len(self.leaf_value), len(self.threshold)), check_invariants=True)
-        self._left_turns = torch.from_numpy(left_turns[:, None])
+        left_turns = np.bincount(rows_of, weights=np.asarray(turns) > 0, minlength=len(self.leaf_value))
+        self._left_turns = torch.from_numpy(left_turns.astype(np.float32)[:, None])
 
     def scores(self, features: np.ndarray) -> np.ndarray:
         """Each candidate's score: the members' mean of their trees' sum. A candidate goes left where its
