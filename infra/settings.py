@@ -69,6 +69,11 @@ class Settings(BaseSettings):
     # a ClickHouse server); "process" the stages without the sink (any number, sharing the stages' partitions
     # and table state); "sink" the ClickHouse sink alone (the one process an embedded chDB allows).
     worker_role: Literal["all", "process", "sink"] = "all"
+    # A consumer's fetch is answered once this many bytes are ready or after this wait, whichever comes first
+    # (streams.consumer_fetch): fewer, larger fetches under load; the wait is the most a message is held at
+    # each hop when little flows.
+    kafka_fetch_min_bytes: int = Field(default=64 * 1024, ge=1)
+    kafka_fetch_max_wait_ms: int = Field(default=100, ge=0, le=1500)
     # Local broker and producer both accept messages up to this size (bytes).
     kafka_max_message_bytes: int = 8 * 1024 * 1024
 

@@ -15,12 +15,14 @@ from faust.web import drivers as web_drivers
 from infra.kafka_broker import bootstrap_address
 from infra.kafka_topics import consumer_group, worker_client_id
 from infra.settings import get_settings
+from streams.consumer_fetch import gathering_fetches
 from streams.rebalance import App
 
 
 class ServingApp(App):
     """The app whose web server also carries routes added before it starts (the service's, from the worker
-    command: the same routes as `sourcewatch serve`), with Faust's placeholder index at `/` left out for them."""
+    command: the same routes as `sourcewatch serve`), with Faust's placeholder index at `/` left out for them,
+    and whose consumer gathers its fetches as the settings say (streams.consumer_fetch)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -38,6 +40,14 @@ class ServingApp(App):
     def on_webserver_init(self, faust_web) -> None:
         for add in self._web_routes:
             add(faust_web.web_app)
+
+    def _new_consumer(self):
+        consumer = super()._new_consumer()
+        thread = consumer._thread
+        thread._create_worker_consumer = gathering_fetches(
+            thread._create_worker_consumer, min_bytes=settings.kafka_fetch_min_bytes,
+            max_wait_ms=settings.kafka_fetch_max_wait_ms)
+        return consumer
 
 
 settings = get_settings()
