@@ -36,6 +36,7 @@ from infra.kafka_broker import LocalKafka, bootstrap_address, first_free_port
 from infra.kafka_topics import consumer_group, delete_topics, group_members, lag_by_topic, worker_client_id
 from infra.processes import die_with_parent, serve_in_child
 from infra.settings import Settings
+from infra.sql_owner import read_clickhouse
 from jobs.replay import read_topic
 from jobs.simweb_control import control_json, simulated_clock
 from jobs.soak_truth import against_truth, found_by_discovery, politeness
@@ -319,6 +320,9 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         "revisits_per_s": round(sum(decision.fetch for decision in decisions_on_topic) / window, 1),
         **figures, "fetches_per_s": round(figures["fetches"] / window, 1),
         "ticks_decided_twice": sum(count > 1 for count in ticks.values()),
+        # Ticks the deciding worker dropped as already decided (sent again: after a restart, or by a worker
+        # that had just given the page up) — work, not loss.
+        "ticks_sent_again": _ticks_sent_again(settings),
         "max_lag": max_lag, "sink_drain_s": drained, "kills": workers.kills, "unclean_exits": unclean,
         "broker_restarted": any(kill["worker"] == "broker" for kill in workers.kills)
         if local_broker else "no: not the local broker",
@@ -329,6 +333,11 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         "memory_growth": workers.memory_growth(),
         "topics_deleted": topics_deleted, "run_dir": str(plan.run_dir),
     }
+
+
+def _ticks_sent_again(settings: Settings) -> int:
+    _, rows = read_clickhouse(settings, "SELECT sum(value) FROM metrics WHERE name = 'duplicate_ticks'")
+    return int(rows[0][0] or 0) if rows else 0
 
 
 def _discover(homepages: list[str], env: dict[str, str], run_dir: Path) -> subprocess.Popen | None:
