@@ -87,7 +87,9 @@ def evaluate_expand(site_folders: list[Path], records: Path | None, samples: int
     for page in pages:
         indexed = index.add(page.url, page.html)
         relevant[indexed.url] = relevant.get(indexed.url, False) or page.relevant
-    texts = {page.url: page.words() for page in index.pages()}
+    texts, sites = {}, {}
+    for page in index.pages():
+        texts[page.url], sites[page.url] = page.words(), page.site
     urls = list(texts)
     edges = index.edges()
     positives = [url for url in urls if relevant[url]]
@@ -100,8 +102,8 @@ def evaluate_expand(site_folders: list[Path], records: Path | None, samples: int
     for draw in range(draws):
         chosen = set(rng.sample(positives, samples))
         candidates = [url for url in urls if url not in chosen]
-        by_ranker = rank_candidates([texts[url] for url in chosen], [texts[url] for url in candidates], candidates,
-                                    edges)
+        by_ranker = rank_candidates([texts[url] for url in chosen], [sites[url] for url in chosen],
+                                    [texts[url] for url in candidates], candidates, edges)
         is_relevant = np.array([relevant[url] for url in candidates])
         for name, placed in by_ranker.items():
             order = np.argsort(placed, kind="stable")

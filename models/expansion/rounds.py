@@ -107,10 +107,11 @@ class Expansion:
         # Per operator, the pages it has started from.
         self.expanded: dict[str, set[str]] = {operator: set() for operator in OPERATORS}
         self.exhausted: set[str] = set()
-        texts = {page.url: page.words() for page in self.index.pages(self.samples)}
-        self.sample_texts = [texts[url] for url in self.samples if url in texts]
-        self.sample_texts += [page.words() for site in dict.fromkeys(map(site_of, self.samples))
-                              for page in self.index.site_pages(site, SITE_SAMPLES) if page.url not in texts]
+        pages = {page.url: page for page in self.index.pages(self.samples)}
+        self.sample_texts = [pages[url].words() for url in self.samples if url in pages]
+        self.sample_text_sites = [pages[url].site for url in self.samples if url in pages]
+        self.site_page_texts = [page.words() for site in dict.fromkeys(map(site_of, self.samples))
+                                for page in self.index.site_pages(site, SITE_SAMPLES) if page.url not in pages]
         self.sample_sites = {site_of(url) for url in self.samples}
         self.edges = self.index.edges()
         self.fetched = 0
@@ -119,7 +120,8 @@ class Expansion:
         self.notes: list[str] = []
 
     def keywords(self) -> list[str]:
-        texts = [page.words() for page in self.index.pages(self.seeds)] or self.sample_texts
+        texts = ([page.words() for page in self.index.pages(self.seeds)]
+                 or [*self.sample_texts, *self.site_page_texts])
         counts = Counter(word for text in texts for word in set(text.lower().split()) if len(word) > 3)
         return [word for word, _ in counts.most_common(KEYWORDS)]
 
@@ -207,7 +209,8 @@ class Expansion:
             self.ranking = urls
             return
         texts = {page.url: page.words() for page in self.index.pages(urls)}
-        placed = rank_candidates(self.sample_texts, [texts[url] for url in urls], urls, self.edges)["combined"]
+        placed = rank_candidates(self.sample_texts, self.sample_text_sites, [texts[url] for url in urls], urls,
+                                 self.edges, self.site_page_texts)["combined"]
         self.ranking = [urls[i] for i in np.argsort(placed, kind="stable")]
 
     def run(self, budget: int, max_rounds: int = 100) -> list[Round]:

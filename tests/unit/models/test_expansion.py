@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from models.expansion.index import PageIndex, page_text
-from models.expansion.ranking import PAGERANK_WEIGHT, TEXT_RANKERS, positions, rank_candidates
+from models.expansion.ranking import (
+    MIN_SHARED_WORDS,
+    PAGERANK_WEIGHT,
+    TEXT_RANKERS,
+    domain_vocabulary,
+    positions,
+    rank_candidates,
+)
 
 
 def html(title: str, body: str) -> str:
@@ -49,7 +56,7 @@ def test_pages_like_the_samples_rank_first_and_combined_f_weighs_pagerank_by_alp
     unlike = [f"shop shoes bags price {n} cart checkout" for n in range(6)]
     urls = [f"http://x.org/{n}" for n in range(8)]
     edges = [(url, urls[7]) for url in urls[:7]]  # every page links to the last
-    ranked = rank_candidates(samples, like + unlike, urls, edges)
+    ranked = rank_candidates(samples, [f"s{n}.org" for n in range(4)], like + unlike, urls, edges)
     for name in TEXT_RANKERS:
         assert set(np.argsort(ranked[name], kind="stable")[:2]) == {0, 1}, name
     assert ranked["pagerank"][7] == 1.0
@@ -57,6 +64,47 @@ def test_pages_like_the_samples_rank_first_and_combined_f_weighs_pagerank_by_alp
     combined = (1 - PAGERANK_WEIGHT) * mean_text + PAGERANK_WEIGHT * ranked["pagerank"]
     assert ranked["combined"].tolist() == pytest.approx(positions(-combined).tolist())
     assert set(np.argsort(ranked["combined"], kind="stable")[:2]) == {0, 1}
+
+
+def test_the_domain_s_words_are_those_several_sample_sites_show():
+    domain = " ".join(f"word{chr(97 + n)}" for n in range(MIN_SHARED_WORDS))
+    samples = [f"Riverside Museum {domain}", "Riverside Museum shop", f"Hilltop Council {domain}",
+               f"Lakeside Club {domain} dateword", f"Harbour Trust {domain} dateword"]
+    sites = ["riverside.org", "riverside.org", "hilltop.gov", "lakeside.club", "harbour.org"]
+    # Four sites: a word counts once two of them show it; a site's own name, however often, does not.
+    assert domain_vocabulary(samples, sites) == sorted([*domain.split(), "dateword"])
+    # One site, or sites that share fewer words than a language has: every word is read.
+    assert domain_vocabulary(samples[:2], sites[:2]) is None
+    assert domain_vocabulary(["alpha meetings", "beta meetings"], ["a.org", "b.org"]) is None
+
+
+def test_the_sample_sites_own_words_do_not_lift_their_other_pages_and_a_page_without_the_domain_s_words_is_last():
+    domain = " ".join(f"word{chr(97 + n)}" for n in range(MIN_SHARED_WORDS))
+    samples = [f"{name} {name} home contact meetings agenda minutes dateword dateword {domain}"
+               for name in ("riverside", "hilltop", "lakeside", "harbour")]
+    sample_sites = ["riverside.org", "hilltop.gov", "lakeside.club", "harbour.org"]
+    other_list = f"meetings agenda minutes dateword dateword dateword {domain}"
+    same_site_home = "riverside riverside home contact shop"
+    unrelated = "shoes bags cart checkout"
+    urls = ["http://x.org/", "http://riverside.org/", "http://y.org/"]
+    ranked = rank_candidates(samples, sample_sites, [other_list, same_site_home, unrelated], urls, [])
+    for name in TEXT_RANKERS:
+        assert ranked[name][0] == 1.0 and ranked[name][2] == 3.0, name
+
+
+def test_the_sample_sites_pages_bring_every_word_of_theirs():
+    domain = " ".join(f"word{chr(97 + n)}" for n in range(MIN_SHARED_WORDS))
+    samples = [f"{name} events dateword {domain}" for name in ("riverside", "hilltop", "lakeside", "harbour")]
+    sample_sites = ["riverside.org", "hilltop.gov", "lakeside.club", "harbour.org"]
+    # A museum's homepage in another language than the samples: none of the domain's words.
+    candidates = ["museo colecciones exposiciones", "zapatos bolsos carrito", f"events {domain}"]
+    urls = ["http://m.org/", "http://s.org/", "http://e.org/"]
+    alone = rank_candidates(samples, sample_sites, candidates, urls, [])
+    homepage = "riverside museum collections exhibitions museo colecciones exposiciones"
+    with_home = rank_candidates(samples, sample_sites, candidates, urls, [], site_pages=[homepage])
+    for name in TEXT_RANKERS:
+        assert alone[name].tolist() == [2.5, 2.5, 1.0], name  # both like the samples in nothing: last, tied
+        assert with_home[name][0] < with_home[name][1], name  # the homepage's own words read
 
 
 def test_ucb1_tries_every_arm_then_prefers_the_paying_one():
