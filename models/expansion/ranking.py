@@ -19,11 +19,11 @@ All from scikit-learn and networkx: nothing fitted beforehand, everything from t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import logging
 import math
 from collections import defaultdict
+from collections.abc import Callable, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -48,16 +48,21 @@ def positions(scores: np.ndarray) -> np.ndarray:
     return rankdata(-scores, method="average")
 
 
+@cache
+def _words() -> Callable[[str], list[str]]:
+    """A text's words as the rankers' vectorizer reads them (lower-cased, TOKEN_PATTERN)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    return CountVectorizer(token_pattern=TOKEN_PATTERN).build_analyzer()
+
+
 def domain_vocabulary(samples: Sequence[str], sample_sites: Sequence[str]) -> list[str] | None:
     """The words in the samples of at least SHARED_BY_SITES of their sites (two at least); None — every word
     read — where the samples come from one site or share fewer than MIN_SHARED_WORDS words across sites
     (logged: their own sites' words then weigh in)."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    analyze = CountVectorizer(token_pattern=TOKEN_PATTERN).build_analyzer()
     sites_by_word: dict[str, set[str]] = defaultdict(set)
     for text, site in zip(samples, sample_sites, strict=True):
-        for word in set(analyze(text)):
+        for word in set(_words()(text)):
             sites_by_word[word].add(site)
     sites = len(set(sample_sites))
     if sites < 2:
@@ -132,10 +137,7 @@ def rank_candidates(samples: Sequence[str], sample_sites: Sequence[str], candida
     homepages' own words, which no other sample need share (another language's sites)."""
     vocabulary = domain_vocabulary(samples, sample_sites)
     if vocabulary is not None and site_pages:
-        from sklearn.feature_extraction.text import CountVectorizer
-
-        analyze = CountVectorizer(token_pattern=TOKEN_PATTERN).build_analyzer()
-        vocabulary = sorted(set(vocabulary).union(*(analyze(text) for text in site_pages)))
+        vocabulary = sorted(set(vocabulary).union(*map(_words(), site_pages)))
     scores = text_scores([*samples, *site_pages], candidates, vocabulary)
     by_ranker = {name: positions(values) for name, values in scores.items()}
     by_ranker["pagerank"] = positions(pagerank_scores(urls, edges))
