@@ -133,10 +133,10 @@ def page_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[L
             found.append(ListCandidate(region, [text for _, text in kept], "siblings", regrouped=paired is not None))
             if paired is not None:
                 paired.regrouped = True
-    return found + _alike_unions(root, found)
+    return found + _alike_unions(found)
 
 
-def _alike_unions(root: lxml.html.HtmlElement, regions: list[ListCandidate]) -> list[ListCandidate]:
+def _alike_unions(regions: list[ListCandidate]) -> list[ListCandidate]:
     """A list split in parts built alike — a table of meetings per year under its heading, a list per column —
     as one candidate of all their records in page order: candidates of one template (the same parent path and
     record tag and class) under two or more parents, none inside another."""
@@ -146,7 +146,6 @@ def _alike_unions(root: lxml.html.HtmlElement, regions: list[ListCandidate]) -> 
     alike = [parts for parts in by_template.values() if len(parts) > 1]
     if not alike:
         return []
-    order: dict[lxml.html.HtmlElement, int] = {}  # the page's elements in document order, read once a union is made
     # Which candidate's record each element is the root of: parts that are fields of one list's records (a
     # row's cells, alike in every row) are that list, read finer, not a list split in parts.
     record_of = {node: (id(candidate), number) for candidate in regions
@@ -165,12 +164,21 @@ def _alike_unions(root: lxml.html.HtmlElement, regions: list[ListCandidate]) -> 
         if len(outer) < 2 or _fields_of_records([part.region.parent for part in outer], record_of) or any(
                 _in_menu(part.region.parent) for part in outer):
             continue
-        order = order or {element: index for index, element in enumerate(root.iter())}
-        outer.sort(key=lambda part: order.get(part.records[0][0], 0))
+        outer.sort(key=lambda part: _document_place(part.records[0][0]))
         region = DataRegion(parent=_common_ancestor([part.region.parent for part in outer]),
                             records=[nodes for part in outer for nodes in part.records], span=outer[0].region.span)
         unions.append(ListCandidate(region, [text for part in outer for text in part.texts], "union"))
     return unions
+
+
+def _document_place(element: lxml.html.HtmlElement) -> tuple[int, ...]:
+    """Where the element lies in document order: its own and its ancestors' places among their siblings, from
+    the root (a few parts to order: numbering the page's every element cost 17 ms on a large page)."""
+    place = []
+    while (parent := element.getparent()) is not None:
+        place.append(parent.index(element))
+        element = parent
+    return tuple(reversed(place))
 
 
 def _in_menu(element: lxml.html.HtmlElement) -> bool:

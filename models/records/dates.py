@@ -17,7 +17,7 @@ from functools import cache
 import lxml.html
 from dateparser.languages.loader import default_loader
 
-from models.web.dom import text_content
+from models.web.dom import remembered, text_content
 
 ROC_YEAR_OFFSET = 1911
 _ISO = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2}))?")
@@ -146,7 +146,13 @@ def dates_in_text(text: str, day_first: bool = False) -> list[tuple[int, int, da
 
 def _written_dates(text: str, day_first: bool, first_only: bool) -> list[tuple[int, int, datetime]]:
     """(start, end, date) of the dates each form reads in the text: every one, or each form's first (the
-    first match of the numeric forms, the first valid one of the forms with month names)."""
+    first match of the numeric forms, the first valid one of the forms with month names). Scanned once per
+    text inside models.web.dom.read_once: a page's candidate lists share their records' texts."""
+    return remembered(("written dates", text, day_first, first_only),
+                      lambda: _scan_written_dates(text, day_first, first_only))
+
+
+def _scan_written_dates(text: str, day_first: bool, first_only: bool) -> list[tuple[int, int, datetime]]:
     if not _DATE_HINT.search(text):
         return []
     found: list[tuple[int, int, datetime]] = []

@@ -33,7 +33,7 @@ from models.records.data_regions import DataRegion, element_children, find_data_
 from models.records.place import record_place
 from models.records.date_kinds import record_date_kinds
 from models.records.dates import date_in_text, record_date
-from models.web.dom import normalize_space, text_content
+from models.web.dom import normalize_space, remembered, text_content, tree_changed
 
 SNIPPET_CHARS = 300
 TITLE_CHARS = 300
@@ -111,7 +111,11 @@ class Extraction:
 
 
 def text_of(elements: Iterable[lxml.html.HtmlElement]) -> str:
-    return normalize_space(" ".join(text_content(element) for element in elements))
+    """The elements' text as a reader sees it, spaces normalised (once per run of elements inside
+    models.web.dom.read_once)."""
+    elements = tuple(elements)
+    return remembered(("text of", elements),
+                      lambda: normalize_space(" ".join(text_content(element) for element in elements)))
 
 
 def _separate_blocks(root: lxml.html.HtmlElement) -> None:
@@ -383,16 +387,19 @@ def tag_path(element: lxml.html.HtmlElement) -> str:
 def drop_invisible(root: lxml.html.HtmlElement) -> None:
     """Remove what a reader never sees: scripts, styles and elements hidden by attribute or inline style
     (their text would otherwise count as record text)."""
-    lxml.etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
     for element in hidden_elements(root):
         if element.getparent() is not None:
             element.drop_tree()
+    lxml.etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
+    tree_changed()
 
 
 def hidden_elements(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
-    """The elements hidden by the `hidden` attribute or an inline style."""
-    return [element for element in _MAYBE_HIDDEN(root) if element.get("hidden") is not None
-            or _HIDDEN_STYLE.search(element.get("style") or "")]
+    """The elements hidden by the `hidden` attribute or an inline style (found once per tree inside
+    models.web.dom.read_once: a page's reading asks before it reads and again as it drops them)."""
+    return remembered(("hidden elements", root), lambda: [
+        element for element in _MAYBE_HIDDEN(root)
+        if element.get("hidden") is not None or _HIDDEN_STYLE.search(element.get("style") or "")])
 
 
 def prepare_page(root: lxml.html.HtmlElement) -> None:
@@ -401,6 +408,7 @@ def prepare_page(root: lxml.html.HtmlElement) -> None:
     drop_invisible(root)
     _wrap_lines(root)
     _separate_blocks(root)
+    tree_changed()
 
 
 def ranked_candidates(root: lxml.html.HtmlElement | None, base_url: str) -> list[RegionCandidate]:

@@ -33,6 +33,7 @@ from models.records.extraction import (
 )
 from models.records.ranker import Ranking, default_ranker
 from models.records.witnesses import Fingerprint
+from models.web.dom import read_once
 
 # A hidden element holding this many links may be a list's store (fewer: a collapsed menu or a dialog's
 # buttons, not worth a second reading).
@@ -75,6 +76,12 @@ def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template:
     A page whose visible part shows no list may keep its list in elements it hides for a script to show
     (cards in a `display:none` store that the page's script deals into "upcoming" and "past" grids): the page
     is then read again with its hidden elements shown, and that reading is taken where it shows a list."""
+    with read_once():
+        return _extract_records(root, base_url, template, ranker, witness)
+
+
+def _extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str, ranker: Ranking | None,
+                     witness: Fingerprint) -> Extraction:
     revealed = _revealed_copy(root) if root is not None else None
     extraction = _read(root, base_url, template, ranker, witness)
     if revealed is not None and not _shows_a_list(extraction):

@@ -1,7 +1,7 @@
 import pytest
 
 from models.web.decoding import decode_body, looks_binary
-from models.web.dom import parse_html
+from models.web.dom import parse_html, read_once, remembered, text_content, tree_changed
 
 TEXT = "<html><body><h1>活動訊息：市民講座與親子活動報名開始，歡迎踴躍參加</h1><p>最新消息與公告</p></body></html>" * 3
 
@@ -48,3 +48,20 @@ def test_characters_xml_cannot_hold_are_dropped_before_parsing_even_as_reference
     root = parse_html("<p>a\x01b&#1;c&#xFFFE;d&#x7;e\ud800&#65;&#x263A;</p>")
     assert root.text_content() == "abcdeA\u263a"
     root.find(".//p").text = " " + root.find(".//p").text  # writing it back works
+
+
+def test_a_pages_texts_are_read_once_until_its_tree_changes():
+    root = parse_html("<ul><li>first <b>item</b></li><li>second</li></ul>")
+    item = root.find(".//li")
+    with read_once():
+        assert text_content(item) == "first item"
+        item.find("b").text = "edited"
+        assert text_content(item) == "first item"  # remembered: inside, the tree is taken as unchanged …
+        tree_changed()
+        assert text_content(item) == "first edited"  # … until whoever changed it says so
+        assert remembered("key", lambda: 1) == 1
+        assert remembered("key", lambda: 2) == 1
+    # Outside, nothing is remembered.
+    item.find("b").text = "again"
+    assert text_content(item) == "first again"
+    assert remembered("key", lambda: 3) == 3
