@@ -33,7 +33,7 @@ from models.records.extraction import (
 )
 from models.records.ranker import Ranking, default_ranker
 from models.records.witnesses import Fingerprint
-from models.web.dom import read_once
+from models.web.dom import read_once, tree_changed
 
 # A hidden element holding this many links may be a list's store (fewer: a collapsed menu or a dialog's
 # buttons, not worth a second reading).
@@ -197,6 +197,7 @@ def _revealed_copy(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
     for element in hidden_elements(copy):
         element.attrib.pop("hidden", None)
         element.attrib.pop("style", None)
+    tree_changed()  # the copy's hidden elements, as read_once remembers them, are shown now
     return copy
 
 
