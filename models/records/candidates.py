@@ -161,8 +161,11 @@ def _alike_unions(regions: list[ListCandidate]) -> list[ListCandidate]:
         # Menus built alike (a desktop and a mobile one) are no list split in parts: their union's common
         # ancestor would hide that each lies in a menu. (Not any landmark: some sites wrap result groups in
         # `aside`.)
-        if len(outer) < 2 or _fields_of_records([part.region.parent for part in outer], record_of) or any(
-                _in_menu(part.region.parent) for part in outer):
+        if len(outer) < 2 or any(_in_menu(part.region.parent) for part in outer) or (
+                _fields_of_records([part.region.parent for part in outer], record_of) and not _each_names_a_day(outer)):
+            continue
+        outer = _shown_once(outer)
+        if len(outer) < 2:
             continue
         outer.sort(key=lambda part: _document_place(part.records[0][0]))
         region = DataRegion(parent=_common_ancestor([part.region.parent for part in outer]),
@@ -179,6 +182,25 @@ def _document_place(element: lxml.html.HtmlElement) -> tuple[int, ...]:
         place.append(parent.index(element))
         element = parent
     return tuple(reversed(place))
+
+
+def _each_names_a_day(parts: list[ListCandidate]) -> bool:
+    """Every record of every part names a day: the parts are lists of dated items (a year's meetings under each
+    of a list's year headings, which a coarser reading takes as its records), not a row's fields, of which one
+    at most holds the date."""
+    return all(_dates_shown(text).day for part in parts for text in part.texts)
+
+
+def _shown_once(parts: list[ListCandidate]) -> list[ListCandidate]:
+    """The parts less each whose every record another part shows: a block of the latest items beside the whole
+    list is that list shown again, not a part of it (parts that share a few items — a meeting under "Upcoming"
+    and under its year — are kept)."""
+    kept = sorted(parts, key=lambda part: len(part.records))
+    for part in list(kept):
+        others = {text for other in kept if other is not part for text in other.texts}
+        if set(part.texts) <= others:
+            kept.remove(part)
+    return kept
 
 
 def _in_menu(element: lxml.html.HtmlElement) -> bool:

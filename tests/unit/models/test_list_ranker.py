@@ -113,6 +113,34 @@ def test_a_list_split_in_parts_built_alike_is_also_one_candidate_of_all_its_reco
         [f"Board meeting {prefix}{i}" for prefix in "up" for i in range(1, 4)]]
 
 
+def _year(year: int, links: list[list[str]]) -> str:
+    """A year's meetings under its heading, each linking the documents it has yet."""
+    items = "".join(f"<li>Tuesday, March {day}, {year} " + " &bull; ".join(
+        f"<a href='/docs/{year}-{day}-{name}.pdf'>{name}</a>" for name in names) + "</li>"
+        for day, names in zip((5, 12, 19, 26), links))
+    return f"<h4>{year}</h4><ul>{items}</ul>"
+
+
+def test_a_years_lists_read_as_the_records_of_a_coarser_list_are_still_one_list_split_in_parts():
+    # The two years' lists are siblings alike, so a coarser reading takes each list as one record; every meeting
+    # names its day, so the lists are parts of one list, not a record's fields.
+    years = _year(2019, [["Agenda"], ["Agenda", "Minutes"], [], []]) + _year(2018, [["Agenda", "Minutes"]] * 3)
+    root = parse_html(f"<html><body><main><div><p>Meetings are held at noon.</p>{years}</div></main></body></html>")
+    unions = [c for c in page_candidates(root, BASE) if c.generator == "union"]
+    assert [[text.split(" Agenda")[0] for text in union.texts] for union in unions] == [
+        [f"Tuesday, March {day}, 2019" for day in (5, 12, 19, 26)] + [f"Tuesday, March {day}, 2018"
+                                                                      for day in (5, 12, 19)]]
+
+
+def test_a_block_of_the_latest_items_beside_the_whole_list_is_no_part_of_it():
+    latest = "<ul class='meetings'>" + "".join(f"<li><a href='/m/u{i}'>Board meeting u{i}</a> March {i}, 2026</li>"
+                                               for i in range(1, 3)) + "</ul>"
+    # Both blocks built alike, side by side: the latest two are the whole list's first two, shown again.
+    root = parse_html(f"<html><body><main><div class='row'><div class='latest'><h3>Latest</h3>{latest}</div>"
+                      f"<div class='all'><h2>Meetings</h2>{_meetings('u')}</div></div></main></body></html>")
+    assert not [c for c in page_candidates(root, BASE) if c.generator == "union"]
+
+
 def test_the_cells_of_a_tables_rows_are_no_list_split_in_parts():
     rows = "".join(f"<tr><td><a href='/m/{i}'>Meeting {i}</a></td><td>March {i}, 2026</td></tr>" for i in range(1, 6))
     candidates = page_candidates(parse_html(f"<html><body><main><table>{rows}</table></main></body></html>"), BASE)
