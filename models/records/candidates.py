@@ -48,7 +48,7 @@ from models.records.extraction import (
     region_template,
     sibling_groups,
 )
-from models.web.dom import text_content
+from models.web.dom import document_place, text_content
 
 # Sibling groups kept per page, by letters: the main list is among the largest; a page of thousands of small
 # groups (menus, table cells) costs no more than this.
@@ -167,21 +167,11 @@ def _alike_unions(regions: list[ListCandidate]) -> list[ListCandidate]:
         outer = _shown_once(outer)
         if len(outer) < 2:
             continue
-        outer.sort(key=lambda part: _document_place(part.records[0][0]))
+        outer.sort(key=lambda part: document_place(part.records[0][0]))
         region = DataRegion(parent=_common_ancestor([part.region.parent for part in outer]),
                             records=[nodes for part in outer for nodes in part.records], span=outer[0].region.span)
         unions.append(ListCandidate(region, [text for part in outer for text in part.texts], "union"))
     return unions
-
-
-def _document_place(element: lxml.html.HtmlElement) -> tuple[int, ...]:
-    """Where the element lies in document order: its own and its ancestors' places among their siblings, from
-    the root (a few parts to order: numbering the page's every element cost 17 ms on a large page)."""
-    place = []
-    while (parent := element.getparent()) is not None:
-        place.append(parent.index(element))
-        element = parent
-    return tuple(reversed(place))
 
 
 def _each_names_a_day(parts: list[ListCandidate]) -> bool:

@@ -33,7 +33,7 @@ from models.records.extraction import (
 )
 from models.records.ranker import Ranking, default_ranker
 from models.records.witnesses import Fingerprint
-from models.web.dom import read_once, tree_changed
+from models.web.dom import document_place, element_at, read_once
 
 # A hidden element holding this many links may be a list's store (fewer: a collapsed menu or a dialog's
 # buttons, not worth a second reading).
@@ -193,11 +193,14 @@ def _revealed_copy(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
     hidden = hidden_elements(root)
     if not any(len(_LINKS(element)) >= MIN_HIDDEN_LINKS for element in hidden):
         return None
+    # Found in the copy by their places, not by searching it again: on a large page that search costs as much
+    # as the copy, and what read_once remembers of the page itself stays true (nothing of the copy is in it).
+    places = [document_place(element) for element in hidden]
     copy = deepcopy(root)
-    for element in hidden_elements(copy):
+    for place in places:
+        element = element_at(copy, place)
         element.attrib.pop("hidden", None)
         element.attrib.pop("style", None)
-    tree_changed()  # the copy's hidden elements, as read_once remembers them, are shown now
     return copy
 
 

@@ -107,6 +107,24 @@ def _text_content(element: lxml.html.HtmlElement) -> str:
     return "".join(element.itertext())
 
 
+def document_place(element: lxml.html.HtmlElement) -> tuple[int, ...]:
+    """Where the element lies in its tree: its own and its ancestors' places among their parents' child nodes,
+    from the root (cheap for a few elements: numbering a large page's every element costs ~17 ms). Sorting by it
+    is document order; `element_at` finds the element at the same place in a copy of the tree."""
+    place = []
+    while (parent := element.getparent()) is not None:
+        place.append(parent.index(element))
+        element = parent
+    return tuple(reversed(place))
+
+
+def element_at(root: lxml.html.HtmlElement, place: tuple[int, ...]) -> lxml.html.HtmlElement:
+    """The element at `place` (document_place) under `root`."""
+    for index in place:
+        root = root[index]
+    return root
+
+
 def parse_html(html: str) -> lxml.html.HtmlElement | None:
     """The document root, or None when lxml finds no document in the text."""
     if not html.strip():

@@ -1,7 +1,11 @@
+from copy import deepcopy
+
 import pytest
 
 from models.web.decoding import decode_body, looks_binary
-from models.web.dom import parse_html, read_once, remembered, text_content, tree_changed
+from models.web.dom import (
+    document_place, element_at, parse_html, read_once, remembered, text_content, tree_changed,
+)
 
 TEXT = "<html><body><h1>活動訊息：市民講座與親子活動報名開始，歡迎踴躍參加</h1><p>最新消息與公告</p></body></html>" * 3
 
@@ -65,3 +69,14 @@ def test_a_pages_texts_are_read_once_until_its_tree_changes():
     item.find("b").text = "again"
     assert text_content(item) == "first again"
     assert remembered("key", lambda: 3) == 3
+
+
+def test_an_elements_place_finds_its_copy_in_a_copy_of_the_tree():
+    root = parse_html("<div><p>intro</p><ul><li>one</li><li>two <b>bold</b></li></ul></div><p>after</p>")
+    bold = root.find(".//b")
+    copy = deepcopy(root)
+    found = element_at(copy, document_place(bold))
+    assert found is not bold and found.tag == "b" and found.getparent().text == "two "
+    # Sorting by place is document order.
+    elements = list(root.iter())
+    assert sorted(reversed(elements), key=document_place) == elements
