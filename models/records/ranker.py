@@ -69,7 +69,12 @@ class ListRanker:
     members: int
     features: tuple[str, ...] = FEATURES
     trained_on: dict = field(default_factory=dict)
-    # Each leaf's path, a row over the nodes: 1 where it turns left, −1 where right; and its count of left turns.
+    # The forest's distinct splits (feature, threshold): the 2,100 trees' ~29,000 nodes ask ~2,700 questions,
+    # LightGBM's thresholds being bin bounds.
+    _split_features: np.ndarray = field(init=False, repr=False, compare=False)
+    _split_thresholds: np.ndarray = field(init=False, repr=False, compare=False)
+    # Each leaf's path, a row over the distinct splits: 1 where it turns left, −1 where right; and its count of
+    # left turns.
     _paths: torch.Tensor = field(init=False, repr=False, compare=False)
     _left_turns: torch.Tensor = field(init=False, repr=False, compare=False)
 
@@ -86,17 +91,22 @@ class ListRanker:
                 continue
             stack.append((int(self.left[node]), (*path, (node, True))))
             stack.append((int(self.right[node]), (*path, (node, False))))
+        splits = np.stack([self.split_feature.astype(np.float64), self.threshold])
+        distinct, split_of_node = np.unique(splits, axis=1, return_inverse=True)
+        self._split_features, self._split_thresholds = distinct[0].astype(np.int64), distinct[1]
         rows_of = np.asarray(leaves, dtype=np.int64)  # typed even when every tree is one leaf (no paths)
-        order = np.lexsort((nodes, rows_of))  # by leaf, each row's nodes in order, as CSR asks
+        # A path never asks one question twice (its second answer would leave one side empty).
+        columns = split_of_node.reshape(-1)[np.asarray(nodes, dtype=np.int64)]
+        order = np.lexsort((columns, rows_of))  # by leaf, each row's splits in order, as CSR asks
         rows = np.zeros(len(self.leaf_value) + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows_of, minlength=len(self.leaf_value)), out=rows[1:])
         with warnings.catch_warnings():
             # CSR, in beta in torch, multiplies twice as fast here as the stable COO layout.
             warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
             self._paths = torch.sparse_csr_tensor(
-                torch.from_numpy(rows), torch.from_numpy(np.asarray(nodes, dtype=np.int64)[order]),
+                torch.from_numpy(rows), torch.from_numpy(columns[order]),
                 torch.from_numpy(np.asarray(turns, dtype=np.float32)[order]),
-                (len(self.leaf_value), len(self.threshold)), check_invariants=True)
+                (len(self.leaf_value), len(self._split_thresholds)), check_invariants=True)
         left_turns = np.bincount(rows_of, weights=np.asarray(turns) > 0, minlength=len(self.leaf_value))
         self._left_turns = torch.from_numpy(left_turns.astype(np.float32)[:, None])
 
@@ -104,15 +114,19 @@ class ListRanker:
         """Each candidate's score: the members' mean of their trees' sum. A candidate goes left where its
         feature is ≤ the split's threshold, compared in double precision as LightGBM compares, and reaches the
         leaf whose path turns it the way every node on it does: its left turns along the path add up to the
-        leaf's. A handful of numpy and torch calls, not a walk of a dozen calls per level: each call over a
-        large array lets go of the GIL and waits to take it back, which in a worker, beside the event loop,
-        cost up to 5 ms a call (streams.threads)."""
+        leaf's. Each distinct split is asked once; each candidate's score adds the values of the one leaf per
+        tree it reaches (not a product with every leaf: 4x faster for 64 candidates). A handful of numpy and
+        torch calls, not a walk of a dozen calls per level: each call over a large array lets go of the GIL and
+        waits to take it back, which in a worker, beside the event loop, cost up to 5 ms a call
+        (streams.threads)."""
         values = np.asarray(features, dtype=np.float64)
         if not len(values):
             return np.zeros(0)
-        goes_left = torch.from_numpy((values.T[self.split_feature] <= self.threshold[:, None]).astype(np.float32))
-        reached = (self._paths @ goes_left) == self._left_turns
-        return self.leaf_value @ reached.numpy() / self.members
+        goes_left = torch.from_numpy((values.T[self._split_features] <= self._split_thresholds[:, None])
+                                     .astype(np.float32))
+        leaves, candidates = torch.nonzero((self._paths @ goes_left) == self._left_turns, as_tuple=True)
+        return np.bincount(candidates.numpy(), weights=self.leaf_value[leaves.numpy()],
+                           minlength=len(values)) / self.members
 
     def choose(self, features: np.ndarray) -> int | None:
         """The index of the page's main list among its candidates (None: no candidates)."""
