@@ -65,7 +65,7 @@ discovery-model: setup
 
 test: setup
 	$(BIN)/lint-imports --no-logo
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=25
 
 demo: setup
 	$(BIN)/sourcewatch demo --serve
