@@ -121,20 +121,21 @@ def evaluate_records(truth: dict, sources_read: list[str], records: list[tuple[s
     }
 
 
-def reported_between(reported: dict[tuple[str, str], tuple[datetime, str]], earlier: set[tuple[str, str]],
+def reported_between(reported: dict[tuple[str, str], tuple[datetime, str]], first_crawl: str,
                      first_read: dict[str, datetime], reread: dict[str, datetime], reread_crawl: str
                      ) -> list[tuple[str, str]]:
     """The new items any read reported between a source page's two reads: `reported` as `_reported` gives it,
-    `earlier` the items reported before the first read's crawl ended, `first_read` and `reread` each page's
-    fetch time in the two reads' crawls. The revisit stage watches these pages from discovery on, so a revisit
-    in between reports some of them before the re-read does (each item once, by the first). "Between" by the
-    time of the read that reported it: after the first read's fetch of the page (a revisit of the first read's
-    process, before that fetch, may reach ClickHouse only after the snapshot of reports), and no later than the
-    re-read's — a revisit after it, while the re-read's crawl still runs, reports items published after the
-    window the truth is scored over — unless the re-read itself reported it (from a further page of the list,
-    fetched after the page itself)."""
+    `first_read` and `reread` each page's fetch time in the two reads' crawls (`first_crawl`, `reread_crawl`).
+    The revisit stage watches these pages from discovery on, so a revisit in between reports some of them before
+    the re-read does (each item once, by the first). "Between" by the time of the read that reported it: after
+    the first read's fetch of the page, and no later than the re-read's — a revisit after it, while the re-read's
+    crawl still runs, reports items published after the window the truth is scored over — unless the re-read
+    itself reported it (from a further page of the list, fetched after the page itself). What the first read's
+    crawl itself reported (from the list's further pages, fetched after the page) belongs to the first read, not
+    to the window; a revisit's report counts by its time even while that crawl still runs (until 2026-12-02 every
+    report made before the first read's crawl ended was left out, and a revisit's timely report with it)."""
     return [pair for pair, (seen, crawl_id) in reported.items()
-            if pair not in earlier and pair[0] in first_read and pair[0] in reread and seen > first_read[pair[0]]
+            if crawl_id != first_crawl and pair[0] in first_read and pair[0] in reread and seen > first_read[pair[0]]
             and (crawl_id == reread_crawl or seen <= reread[pair[0]])]
 
 
@@ -232,7 +233,6 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     try:
         crawl = run_to_completion(read, plan.duration + 120, simulated_clock_env(control))
         records = _pairs(queries.items_of_sources(reached))
-        reported_before = _reported(reached)
         time.sleep(REREAD_AFTER_SECONDS)
         again = run_to_completion(read, plan.duration + 120, simulated_clock_env(control))
     except RuntimeError as error:
@@ -240,7 +240,7 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     first_read = dict(_pairs(queries.first_fetches(crawl["crawl_id"], reached)))
     reread = dict(_pairs(queries.first_fetches(again["crawl_id"], reached)))
     reported = _reported(reached)
-    detected = reported_between(reported, set(reported_before), first_read, reread, again["crawl_id"])
+    detected = reported_between(reported, crawl["crawl_id"], first_read, reread, again["crawl_id"])
     read_after = set(_pairs(queries.items_of_sources(reached)))
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}

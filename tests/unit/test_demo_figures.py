@@ -79,7 +79,8 @@ def test_new_items_count_as_found_between_the_reads_by_the_time_of_the_read_that
 
     news = "http://a/news/"
     reported = {
-        (news, "before"): (at(8), "crawl-1"),  # reported by the first read's crawl itself
+        (news, "before"): (at(8), "revisit-3"),  # a revisit before the first read
+        (news, "first-read-next-page"): (at(10), "crawl-1"),  # the first read's own, from a further page
         (news, "revisit-between"): (at(10), "revisit-7"),
         (news, "reread"): (at(12), "crawl-2"),
         (news, "reread-next-page"): (at(13), "crawl-2"),  # the re-read's next page, fetched after the list
@@ -87,7 +88,7 @@ def test_new_items_count_as_found_between_the_reads_by_the_time_of_the_read_that
         ("http://b/", "unread"): (at(10), "revisit-7"),  # no re-read of its page: no window
     }
     first_read, reread = {news: at(9), "http://b/": at(9)}, {news: at(12)}
-    assert reported_between(reported, {(news, "before")}, first_read, reread, "crawl-2") == [
+    assert reported_between(reported, "crawl-1", first_read, reread, "crawl-2") == [
         (news, "revisit-between"), (news, "reread"), (news, "reread-next-page")]
 
 
