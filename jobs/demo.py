@@ -132,8 +132,7 @@ def reported_between(reported: dict[tuple[str, str], tuple[datetime, str]], firs
     crawl still runs, reports items published after the window the truth is scored over — unless the re-read
     itself reported it (from a further page of the list, fetched after the page itself). What the first read's
     crawl itself reported (from the list's further pages, fetched after the page) belongs to the first read, not
-    to the window; a revisit's report counts by its time even while that crawl still runs (until 2026-12-02 every
-    report made before the first read's crawl ended was left out, and a revisit's timely report with it)."""
+    to the window; a revisit's report counts by its time even while that crawl still runs."""
     return [pair for pair, (seen, crawl_id) in reported.items()
             if crawl_id != first_crawl and pair[0] in first_read and pair[0] in reread and seen > first_read[pair[0]]
             and (crawl_id == reread_crawl or seen <= reread[pair[0]])]
