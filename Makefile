@@ -63,9 +63,12 @@ discovery-model: setup
 	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --from models/discovery/discovery_default.pt \
 	    --stop-rule learned --out models/discovery/discovery_default.pt
 
+# Test processes side by side (pytest-xdist), each with its own broker; a test's own workers are its children.
+TEST_PROCESSES ?= 2
+
 test: setup
 	$(BIN)/lint-imports --no-logo
-	$(BIN)/pytest -q --durations=25
+	$(BIN)/pytest -q -n $(TEST_PROCESSES) --dist worksteal --durations=25
 
 demo: setup
 	$(BIN)/sourcewatch demo --serve

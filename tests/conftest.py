@@ -19,6 +19,14 @@ from infra.kafka_broker import KafkaSetupError, LocalKafka, first_free_port
 from infra.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
+# `make test` runs the suite in several processes (pytest-xdist): each looks for free ports from a range of its
+# own, so that two never take the same port between one's search and its bind.
+PORT_OFFSET = 500 * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+
+
+def free_port(start: int) -> int:
+    """The first free loopback port from START, in this test process's own range."""
+    return first_free_port(start + PORT_OFFSET)
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +44,7 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> str:
     broker = LocalKafka(
         settings.kafka_libs,
         tmp_path_factory.mktemp("kafka"),
-        port=first_free_port(19092),
+        port=free_port(19092),
         heap_mb=512,
     )
     try:
@@ -62,7 +70,9 @@ def make_pipeline_env(kafka_bootstrap: str, tmp_path: Path) -> dict[str, str]:
         SOURCEWATCH_TOPIC_PARTITIONS="4",
         SOURCEWATCH_CLICKHOUSE_DSN=f"chdb://{tmp_path / 'clickhouse'}",
         SOURCEWATCH_PAGE_INDEX=str(tmp_path / "pages.sqlite"),
-        SOURCEWATCH_WEB_PORT=str(first_free_port(16066)),
+        SOURCEWATCH_WEB_PORT=str(free_port(16066)),
+        # Every run its own home: its Faust tables, API token and webhook secret, apart from other tests'.
+        SOURCEWATCH_HOME=str(tmp_path / "home"),
         SOURCEWATCH_ALLOW_LOOPBACK="true",
         SOURCEWATCH_PER_HOST_DELAY_SECONDS="0",
         SOURCEWATCH_PER_HOST_CONCURRENCY="8",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -79,7 +80,10 @@ class AnchorBoxes:
         self.known[url] = boxes = await self._render(url)
         if cached is not None and boxes is not None:
             cached.parent.mkdir(parents=True, exist_ok=True)
-            cached.write_text(json.dumps(boxes))
+            # Written aside, then renamed: a process reading the cache beside this one never sees half a file.
+            partial = cached.with_suffix(f".{os.getpid()}.partial")
+            partial.write_text(json.dumps(boxes))
+            partial.replace(cached)
 
     async def _render(self, url: str) -> PageBoxes | None:
         page = await self._browser.new_page(viewport=VIEWPORT)

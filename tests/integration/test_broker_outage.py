@@ -12,16 +12,16 @@ import time
 
 import pytest
 
-from infra.kafka_broker import LocalKafka, first_free_port
+from infra.kafka_broker import LocalKafka
 from infra.settings import Settings
-from tests.conftest import ROOT, make_pipeline_env
+from tests.conftest import ROOT, free_port, make_pipeline_env
 from tests.integration.test_sink_faults import _wait_for_log
 
 pytestmark = pytest.mark.kafka
 
 
 def test_a_broker_outage_is_logged_once_with_its_length(tmp_path):
-    broker = LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=first_free_port(29192), heap_mb=512)
+    broker = LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=free_port(29192), heap_mb=512)
     bootstrap = broker.start().bootstrap
     env = make_pipeline_env(bootstrap, tmp_path)
     log = tmp_path / "worker.log"
@@ -51,7 +51,7 @@ def test_a_broker_outage_is_logged_once_with_its_length(tmp_path):
 
 
 def test_a_worker_stopped_while_its_broker_is_down_exits_by_its_deadline(tmp_path):
-    broker = LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=first_free_port(29192), heap_mb=512)
+    broker = LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=free_port(29192), heap_mb=512)
     bootstrap = broker.start().bootstrap
     env = make_pipeline_env(bootstrap, tmp_path) | {"SOURCEWATCH_WORKER_STOP_SECONDS": "10"}
     log = tmp_path / "worker.log"

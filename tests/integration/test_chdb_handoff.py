@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 
 from infra.clickhouse import ClickHouse
-from infra.kafka_broker import first_free_port
 from infra.sql_owner import LOCK_FILE, claim_chdb, query_clickhouse, release_chdb
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port
 
 
 def _child(code: str) -> subprocess.Popen:
@@ -56,7 +55,7 @@ def test_a_worker_starting_while_a_reader_queries_waits_for_the_query(tmp_path):
 
 
 def test_a_reader_asks_a_worker_that_claimed_the_directory_once_its_web_server_answers(tmp_path):
-    dsn, port = f"chdb://{tmp_path / 'clickhouse'}", first_free_port(17066)
+    dsn, port = f"chdb://{tmp_path / 'clickhouse'}", free_port(17066)
     # A worker's start-up order: claim, open, then (a moment later) its web server.
     worker = _child(f"""
 import json, time

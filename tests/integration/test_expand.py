@@ -12,7 +12,7 @@ import pytest
 
 from infra.processes import serve_in_child
 from infra.site_server import serving_sites
-from tests.conftest import cli_json, first_free_port, run_cli
+from tests.conftest import cli_json, free_port, run_cli
 from tests.integration.test_records_pipeline import _control
 
 pytestmark = pytest.mark.kafka
@@ -59,7 +59,7 @@ def test_expand_finds_the_domain_s_other_sites_and_hands_them_to_discovery(pipel
     episodes = summary["discovery"]["episodes"]
     assert {episode["homepage"] for episode in episodes} == set(found)
     # The data API shows the rounds.
-    with serve_in_child(["serve", "--port", str(first_free_port(18466))], pipeline_env) as served:
+    with serve_in_child(["serve", "--port", str(free_port(18466))], pipeline_env) as served:
         token = Path(served["token_file"]).read_text().strip()
         request = urllib.request.Request(served["url"].rstrip("/") + "/api/v1/expansions?limit=100",
                                          headers={"Authorization": f"Bearer {token}"})
@@ -95,7 +95,7 @@ def test_expand_on_the_simulated_internet_reaches_sites_of_the_samples_type_past
         samples = read[kind][:3]
         assert len(samples) >= 2
         # The SearXNG it is told to ask is down: keyword search gives the web up once, with the reason.
-        searxng = f"http://127.0.0.1:{first_free_port(18620)}"
+        searxng = f"http://127.0.0.1:{free_port(18620)}"
         summary = cli_json(["expand", "--samples", *samples, "--budget", "150", "--sites", "12", "--discover",
                             "--max-clicks", "4", "--searxng", searxng], env, timeout=600)
     assert summary["pages_fetched"] > 0  # the forward crawl read pages past the index

@@ -1,14 +1,15 @@
 import pytest
 
-from infra.kafka_broker import LocalKafka, broker_answers, first_free_port
+from infra.kafka_broker import LocalKafka, broker_answers
 from infra.settings import Settings
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.kafka
 
 
 def test_start_is_idempotent_and_stop_is_clean(tmp_path):
     settings = Settings()
-    broker = LocalKafka(settings.kafka_libs, tmp_path / "kafka", port=first_free_port(29092), heap_mb=384)
+    broker = LocalKafka(settings.kafka_libs, tmp_path / "kafka", port=free_port(29092), heap_mb=384)
     state = broker.start()
     try:
         assert broker.start() == state  # a second start finds the running broker

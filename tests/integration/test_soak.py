@@ -12,16 +12,16 @@ import json
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
-from infra.kafka_broker import LocalKafka, first_free_port
+from infra.kafka_broker import LocalKafka
 from infra.settings import Settings
-from tests.conftest import make_pipeline_env, run_cli
+from tests.conftest import free_port, make_pipeline_env, run_cli
 
 pytestmark = pytest.mark.kafka
 
 
 def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_twice(tmp_path):
     # A broker of its own, run as `sourcewatch kafka` runs one: the soak restarts it.
-    port = first_free_port(29392)
+    port = free_port(29392)
     env = make_pipeline_env("", tmp_path) | {"SOURCEWATCH_KAFKA_DIR": str(tmp_path / "kafka"),
                                              "SOURCEWATCH_KAFKA_PORT": str(port), "SOURCEWATCH_KAFKA_HEAP_MB": "512"}
     del env["SOURCEWATCH_KAFKA_BOOTSTRAP"]

@@ -5,7 +5,7 @@ import pytest
 from aiohttp import web
 
 from infra.searxng import SearchUnavailable, searxng_search
-from tests.conftest import first_free_port, serving_app
+from tests.conftest import free_port, serving_app
 
 
 @pytest.fixture
@@ -53,4 +53,4 @@ async def test_each_failure_is_one_exception_with_its_reason(searxng, answer, re
 async def test_a_searxng_that_is_down_is_unavailable():
     async with aiohttp.ClientSession() as session:
         with pytest.raises(SearchUnavailable, match="unreachable"):
-            await searxng_search(session, f"http://127.0.0.1:{first_free_port(18590)}", "events")
+            await searxng_search(session, f"http://127.0.0.1:{free_port(18590)}", "events")
