@@ -121,20 +121,20 @@ def evaluate_records(truth: dict, sources_read: list[str], records: list[tuple[s
     }
 
 
-def reported_between(reported: dict[tuple[str, str], tuple[datetime, str]], first_crawl: str,
-                     first_read: dict[str, datetime], reread: dict[str, datetime], reread_crawl: str
-                     ) -> list[tuple[str, str]]:
+def reported_between(reported: dict[tuple[str, str], tuple[datetime, str]], first_read: dict[str, datetime],
+                     reread: dict[str, datetime], reread_crawl: str) -> list[tuple[str, str]]:
     """The new items any read reported between a source page's two reads: `reported` as `_reported` gives it,
-    `first_read` and `reread` each page's fetch time in the two reads' crawls (`first_crawl`, `reread_crawl`).
+    `first_read` and `reread` each page's fetch time in the two reads' crawls (the re-read's: `reread_crawl`).
     The revisit stage watches these pages from discovery on, so a revisit in between reports some of them before
-    the re-read does (each item once, by the first). "Between" by the time of the read that reported it: after
-    the first read's fetch of the page, and no later than the re-read's — a revisit after it, while the re-read's
-    crawl still runs, reports items published after the window the truth is scored over — unless the re-read
-    itself reported it (from a further page of the list, fetched after the page itself). What the first read's
-    crawl itself reported (from the list's further pages, fetched after the page) belongs to the first read, not
-    to the window; a revisit's report counts by its time even while that crawl still runs."""
+    the re-read does (each item once, by the first). "Between" by the time of the fetch that reported it: after
+    the first read's fetch of the page — what that fetch reported was new against the reads before it, not
+    published in the window — and no later than the re-read's: a revisit after it, while the re-read's crawl
+    still runs, reports items published after the window the truth is scored over — unless the re-read itself
+    reported it (from a further page of the list, fetched after the page itself). The first read's own further
+    pages count like any read in between: fetched seconds (simulated hours) after its first page, they show the
+    items published since, pushed down by a burst of more."""
     return [pair for pair, (seen, crawl_id) in reported.items()
-            if crawl_id != first_crawl and pair[0] in first_read and pair[0] in reread and seen > first_read[pair[0]]
+            if pair[0] in first_read and pair[0] in reread and seen > first_read[pair[0]]
             and (crawl_id == reread_crawl or seen <= reread[pair[0]])]
 
 
@@ -150,6 +150,8 @@ def evaluate_new_items(truth: dict, detected: list[tuple[str, str]], reads: dict
            for item in sources[url]["items"] if first < datetime.fromisoformat(item["published_at"]) <= second}
     caught = due.keys() & set(detected)
     missed = sorted(due.keys() - caught)
+    wrong = sorted(set(detected) - caught)
+    published = {(url, item["url"]): item["published_at"] for url in reads for item in sources[url]["items"]}
     why = {pair: "reported, not between the reads" if pair in reported else
            "read, never reported" if pair in read else "never read" for pair in missed}
     return {
@@ -160,6 +162,11 @@ def evaluate_new_items(truth: dict, detected: list[tuple[str, str]], reads: dict
         "missed": dict(Counter(why.values())),
         "missed_examples": [{"source": source, "item": item, "published_at": due[(source, item)],
                              "why": why[(source, item)]} for source, item in missed[:MISSED_EXAMPLES]],
+        # Reported as new between the reads but not published between them (or not an item of the page at all:
+        # published_at None), beside the page's two reads.
+        "wrong_examples": [{"source": source, "item": item, "published_at": published.get((source, item)),
+                            "reads": [moment.isoformat() for moment in reads.get(source, ())]}
+                           for source, item in wrong[:MISSED_EXAMPLES]],
     }
 
 
@@ -189,11 +196,19 @@ def _fetched_urls(crawl_id: str) -> set[str]:
 
 
 def _fetch_times(control: str, crawl_id: str, urls: list[str]) -> dict[str, datetime]:
-    """When each URL was first fetched in a crawl, on the simulated web's clock."""
-    clock = control_json(control + "/__clock__")
-    real_now, simulated_now = datetime.now(UTC), datetime.fromisoformat(clock["now"])
-    fetched = _pairs(queries.first_fetches(crawl_id, urls))
-    return {url: simulated_now - (real_now - at.replace(tzinfo=UTC)) * clock["speed"] for url, at in fetched}
+    """When the simulated web served each URL to its first fetch in a crawl, on its clock: the server's last
+    serve of the page before the fetch's stamp. (The stamp itself is late by however long a loaded worker took
+    to read the answer — at speed 3600 a second is a simulated hour, in which an item published after the serve
+    would count as published before the read.) A page whose serve the server no longer remembers is left out."""
+    served = control_json(control + "/__served__")
+    times = {}
+    for url, at in _pairs(queries.first_fetches(crawl_id, urls)):
+        # ClickHouse keeps the stamp to the millisecond (cut, not rounded).
+        stamp = at.replace(tzinfo=UTC).timestamp() + 0.001
+        before = [simulated for epoch, simulated in served.get(url, ()) if epoch <= stamp]
+        if before:
+            times[url] = datetime.fromisoformat(before[-1])
+    return times
 
 
 def _rows(query: queries.Query) -> list[list]:
@@ -239,7 +254,7 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
     first_read = dict(_pairs(queries.first_fetches(crawl["crawl_id"], reached)))
     reread = dict(_pairs(queries.first_fetches(again["crawl_id"], reached)))
     reported = _reported(reached)
-    detected = reported_between(reported, crawl["crawl_id"], first_read, reread, again["crawl_id"])
+    detected = reported_between(reported, first_read, reread, again["crawl_id"])
     read_after = set(_pairs(queries.items_of_sources(reached)))
     first, second = (_fetch_times(control, c["crawl_id"], reached) for c in (crawl, again))
     reads = {url: (first[url], second[url]) for url in reached if url in first and url in second}
@@ -251,6 +266,7 @@ def _read_sources(control: str, found: list[str], plan: DemoPlan) -> dict:
         **evaluate_pagination(truth, reached, _fetched_urls(crawl["crawl_id"]), budget),
         "records": evaluate_records(truth, reached, records, budget) | {"records_read": crawl["records_read"]},
         "reread": {"crawl_id": again["crawl_id"], "pages_fetched": again["pages_fetched"],
+                   "sources_scored": len(reads),
                    "simulated_hours_between_reads": round(statistics.fmean(
                        (b - a).total_seconds() / 3600 for a, b in reads.values()), 2) if reads else None,
                    **evaluate_new_items(control_json(control + "/__truth__"), detected, reads, set(reported),

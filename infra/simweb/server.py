@@ -5,9 +5,9 @@ items each source page shows; Last-Modified and ETag follow the content. The
 control port serves `/__truth__` (every site's source pages, listing pages and
 items with publication times: for evaluation only, never for crawlers),
 `/__clock__` (GET to read, POST {"advance_hours": H} to jump forward or {"speed": S} to change speed), and
-`/__faults__` (GET to read, POST to set faults globally or per site), and `/__visits__` (per site, how crawlers
+`/__faults__` (GET to read, POST to set faults globally or per site), `/__visits__` (per site, how crawlers
 treated it: requests, most in flight at once, the shortest gap between two, requests before a Retry-After had
-passed).
+passed), and `/__served__` (each source page's last serves: the real time and the simulated time of each).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import math
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,6 +37,8 @@ STATIC_MODIFIED = SIM_START - timedelta(days=30)
 RETRY_AFTER_SECONDS = 1
 # A request arriving this soon after a Retry-After went out was already under way when it was sent.
 IN_FLIGHT_GRACE_SECONDS = 0.1
+# Serves of a source page remembered for `/__served__` (the demo's two reads lie a few dozen revisits apart).
+SERVES_KEPT = 512
 
 
 class SimClock:
@@ -151,6 +154,11 @@ class SimSite:
         self.neighbours = neighbours
         self.origin = ""
         self.visits = Visits()
+        # Source page path → (real epoch seconds, simulated time) of its last serves: what a page showed is
+        # decided when it is served, which a loaded crawler stamps only later (at speed 3600 a second's lag
+        # is a simulated hour).
+        self.served: dict[str, deque[tuple[float, str]]] = {
+            source.path: deque(maxlen=SERVES_KEPT) for source in spec.sources}
 
     # -- content -----------------------------------------------------------------------------------
 
@@ -300,6 +308,8 @@ class SimSite:
             body = self._page("Calendar", f"<a href='/calendar/?month={month + 1}'>›</a>")
             return web.Response(text=body, content_type="text/html")
         status, html, modified = self.respond(request.path, query)
+        if status == 200 and request.path in self.served and not request.query_string:
+            self.served[request.path].append((time.time(), self.clock.now().isoformat()))
         if faults.traps:
             sid = hashlib.md5(f"{time.monotonic()}".encode()).hexdigest()[:12]
             html = html.replace("</body>", f"<a href='/calendar/?month=0'>cal</a><a href='/?sid={sid}'>home</a></body>")
@@ -379,6 +389,7 @@ class SimWeb:
         control.router.add_post("/__clock__", self._advance_clock)
         control.router.add_get("/__faults__", self._get_faults)
         control.router.add_get("/__visits__", self._visits)
+        control.router.add_get("/__served__", self._served)
         control.router.add_post("/__faults__", self._set_faults)
         self.control_url = await self._serve(control)
         return homepages
@@ -411,6 +422,10 @@ class SimWeb:
 
     async def _visits(self, request: web.Request) -> web.Response:
         return web.json_response({site.spec.name: site.visits.figures() for site in self.sites})
+
+    async def _served(self, request: web.Request) -> web.Response:
+        return web.json_response({site.origin + path: list(serves) for site in self.sites
+                                  for path, serves in site.served.items()})
 
     async def _get_faults(self, request: web.Request) -> web.Response:
         return web.json_response({"*": asdict(self.faults.everywhere),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import datetime
 from urllib.parse import urljoin
 
 import aiohttp
@@ -139,3 +140,23 @@ async def test_faults_on_demand(simweb):
         await set_faults({"*": {"hang": True}})
         with pytest.raises(asyncio.TimeoutError):
             await _get(session, simweb.sites[3].origin + "/", timeout=aiohttp.ClientTimeout(total=0.5))
+
+
+async def test_the_control_tells_when_each_source_page_was_served_on_both_clocks(simweb):
+    site = next(s for s in simweb.sites if s.spec.sources)
+    url = site.origin + site.spec.sources[0].path
+    async with aiohttp.ClientSession() as session:
+        before = time.time()
+        for _ in range(2):
+            status, _, _ = await _get(session, url)
+            assert status == 200
+        await _get(session, url + "?page=2")  # a further page of the list: not the source page's serve
+        await _get(session, site.origin + "/about/")
+        served = await (await session.get(simweb.control_url + "/__served__")).json()
+    assert set(served) == {s.origin + source.path for s in simweb.sites for source in s.spec.sources}
+    serves = served[url]
+    assert len(serves) == 2
+    (first_real, first_simulated), (second_real, second_simulated) = serves
+    assert before <= first_real <= second_real <= time.time()
+    # A simulated month per real second: the later serve is later on the simulated clock too.
+    assert datetime.fromisoformat(first_simulated) < datetime.fromisoformat(second_simulated)

@@ -60,6 +60,10 @@ def test_new_items_are_due_when_published_between_the_two_reads_of_their_source(
     # news/2 (10:00) and news/3 (12:30) were published between the reads; news/1 (08:00) before the first.
     assert figures["new_items_due"] == 2 and figures["new_item_recall"] == 1.0
     assert figures["new_item_precision"] == round(2 / 3, 4)
+    # The wrong report is shown with its publication and the page's two reads.
+    assert figures["wrong_examples"] == [{"source": "http://a/news/", "item": "http://a/news/1",
+                                          "published_at": "2026-01-05T08:00:00+00:00",
+                                          "reads": ["2026-01-05T09:00:00+00:00", "2026-01-05T14:00:00+00:00"]}]
     missed = evaluate_new_items(ITEMS, detected[1:2], reads)
     assert missed["new_item_recall"] == 0.5 and missed["new_item_precision"] == 1.0
     # Each missed item says why: read but never reported (seeded as known), reported outside the two reads, or
@@ -80,7 +84,8 @@ def test_new_items_count_as_found_between_the_reads_by_the_time_of_the_read_that
     news = "http://a/news/"
     reported = {
         (news, "before"): (at(8), "revisit-3"),  # a revisit before the first read
-        (news, "first-read-next-page"): (at(10), "crawl-1"),  # the first read's own, from a further page
+        (news, "first-read"): (at(9), "crawl-1"),  # the first read's page: new against the reads before it
+        (news, "first-read-next-page"): (at(10), "crawl-1"),  # the first read's further page, fetched later
         (news, "revisit-between"): (at(10), "revisit-7"),
         (news, "reread"): (at(12), "crawl-2"),
         (news, "reread-next-page"): (at(13), "crawl-2"),  # the re-read's next page, fetched after the list
@@ -88,8 +93,8 @@ def test_new_items_count_as_found_between_the_reads_by_the_time_of_the_read_that
         ("http://b/", "unread"): (at(10), "revisit-7"),  # no re-read of its page: no window
     }
     first_read, reread = {news: at(9), "http://b/": at(9)}, {news: at(12)}
-    assert reported_between(reported, "crawl-1", first_read, reread, "crawl-2") == [
-        (news, "revisit-between"), (news, "reread"), (news, "reread-next-page")]
+    assert reported_between(reported, first_read, reread, "crawl-2") == [
+        (news, "first-read-next-page"), (news, "revisit-between"), (news, "reread"), (news, "reread-next-page")]
 
 
 def test_discovery_episodes_are_scored_with_the_offline_evaluations_figures():
