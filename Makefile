@@ -64,11 +64,12 @@ discovery-model: setup
 	    --stop-rule learned --out models/discovery/discovery_default.pt
 
 # Test processes side by side (pytest-xdist), each with its own broker; a test's own workers are its children.
+# Tests marked TRAINING (tests/conftest.py) run one after another in one of them.
 TEST_PROCESSES ?= 2
 
 test: setup
 	$(BIN)/lint-imports --no-logo
-	$(BIN)/pytest -q -n $(TEST_PROCESSES) --dist worksteal --durations=25
+	$(BIN)/pytest -q -n $(TEST_PROCESSES) --dist loadgroup --durations=25
 
 demo: setup
 	$(BIN)/sourcewatch demo --serve

@@ -24,6 +24,13 @@ ROOT = Path(__file__).resolve().parent.parent
 PORT_OFFSET = 500 * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 
 
+# Tests that train or evaluate models with torch's threads on every core: `make test` (--dist loadgroup) runs
+# them one after another in one process. Two at once on 2 cores crawl — each pool's threads spin waiting for
+# a core the other holds: discovery's fine-tuning ran past 600 s beside the cold-start evaluation (465 s;
+# 171 s and 70 s alone).
+TRAINING = pytest.mark.xdist_group("training")
+
+
 def free_port(start: int) -> int:
     """The first free loopback port from START, in this test process's own range."""
     return first_free_port(start + PORT_OFFSET)

@@ -18,7 +18,7 @@ from models.discovery.data import load_sites
 from schemas.crawl import PageFetched
 from schemas.links import SourceVerdict
 from schemas.registry import encode
-from tests.conftest import run_cli
+from tests.conftest import TRAINING, run_cli
 
 pytestmark = [pytest.mark.kafka, pytest.mark.data]
 TRAINED_ON, JUDGED = 4, 3
@@ -64,6 +64,7 @@ async def _produce(bootstrap: str, prefix: str, messages) -> None:
         await producer.stop()
 
 
+@TRAINING
 def test_retraining_the_classifier_on_verdicts_swaps_it_in_only_when_better(pipeline_env, data_dir, tmp_path):
     sites = sorted((site for site in load_sites([data_dir / "sites"]) if site.source_paths),
                    key=lambda site: site.name)

@@ -12,7 +12,7 @@ from models.discovery.data import load_sites, normalized_path
 from models.discovery.episode import Episode, figures
 from models.discovery.evaluation import evaluate_discovery
 from models.discovery.policies import Candidate, KeywordHeuristic, keyword_hits
-from tests.conftest import cli_json, run_cli
+from tests.conftest import TRAINING, cli_json, run_cli
 
 
 def _site(root: Path, name: str, pages: dict[str, str], sources: list[str]) -> Path:
@@ -107,6 +107,7 @@ def test_eval_discovery_on_the_real_sites(data_dir, tmp_path):
     assert missing.returncode == 2 and "no discovery agent" in missing.stderr
 
 
+@TRAINING
 def test_eval_classifier_cross_validates_by_site_on_real_sites(data_dir):
     env = {"PATH": "/usr/bin:/bin", "SOURCEWATCH_DATA": str(data_dir)}
     folders = sorted(path for path in (data_dir / "sites").iterdir() if path.is_dir())[:8]
@@ -146,6 +147,7 @@ def _clubs(root: Path, count: int) -> None:
         _site(root, f"club{n}", pages, [f"ev{n}/index.html"])
 
 
+@TRAINING
 def test_the_rl_agent_learns_to_click_the_event_link_and_saves_its_whole_recipe(tmp_path):
     import torch
 
@@ -230,6 +232,7 @@ def test_eval_discovery_on_the_simulated_web_labels_its_sites_by_the_truth():
     assert refused.returncode == 2 and "held-out" in refused.stderr
 
 
+@TRAINING
 def test_fine_tuning_with_the_classifier_as_reward_learns_the_way_through_hub_pages(data_dir, tmp_path):
     # The shipped pre-trained agent learned on real sites whose source pages are mostly one click deep;
     # fine-tuned on simulated sites of one seed (their truth never read: the reward is a classifier trained on

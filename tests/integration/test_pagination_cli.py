@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from tests.conftest import cli_json, run_cli
+from tests.conftest import TRAINING, cli_json, run_cli
 
 pytestmark = pytest.mark.data
 
@@ -28,6 +28,7 @@ def test_tag_refuses_what_is_not_a_page(tmp_path):
     assert missing.returncode == 2 and "no such file" in missing.stderr
 
 
+@TRAINING
 def test_train_then_evaluate_held_out_against_autopager_trained_on_the_same_pages(data_dir, tmp_path):
     prnsm = str(data_dir / "pagination" / "prnsm")
     model = tmp_path / "small.pt"

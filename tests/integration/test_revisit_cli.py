@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import cli_json, run_cli
+from tests.conftest import TRAINING, cli_json, run_cli
 
 pytestmark = pytest.mark.data
 
 
+@TRAINING
 def test_every_policy_on_the_endoflife_series(data_dir, tmp_path):
     plane = tmp_path / "plane.png"
     result = cli_json(["eval", "revisit", "--events", str(data_dir / "revisit" / "endoflife" / "events.csv"),
@@ -33,6 +34,7 @@ def test_a_missing_events_file_is_refused(tmp_path):
     assert done.returncode == 2 and "no such file" in done.stderr
 
 
+@TRAINING
 def test_the_cold_start_evaluation_on_sources_held_out_by_source(data_dir, tmp_path):
     plane = tmp_path / "cold.png"
     result = cli_json(["eval", "revisit", "--cold-start", "--events",

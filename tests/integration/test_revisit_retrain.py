@@ -15,7 +15,7 @@ from models.revisit.rhythm import RhythmPrior
 from models.revisit.rhythm_model import RhythmLSTM
 from schemas.registry import encode
 from schemas.revisit import RevisitDecision, RevisitOutcome
-from tests.conftest import run_cli
+from tests.conftest import TRAINING, run_cli
 
 pytestmark = pytest.mark.kafka
 START = datetime(2026, 9, 7, tzinfo=UTC)
@@ -49,6 +49,7 @@ async def _produce(bootstrap: str, prefix: str) -> None:
         await producer.stop()
 
 
+@TRAINING
 def test_retraining_swaps_in_a_better_model_and_a_dry_run_keeps_the_current_one(pipeline_env, tmp_path):
     always = RhythmLSTM(RhythmPrior.flat(1.0, 0.01))
     always.threshold, always.version = 0.0, "test-every-tick"

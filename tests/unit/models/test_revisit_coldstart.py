@@ -28,6 +28,7 @@ from models.revisit.rhythm_model import (
     train,
 )
 from schemas.revisit import RevisitOutcome
+from tests.conftest import TRAINING
 
 START = datetime(2024, 1, 1, tzinfo=UTC)  # a Monday
 HOUR = timedelta(hours=1)
@@ -183,6 +184,7 @@ def test_folds_hold_each_source_out_once():
     assert sorted(np.bincount(assigned).tolist()) == [2, 2, 3]
 
 
+@TRAINING
 def test_the_cold_start_evaluation_reports_every_policy_with_thresholds_chosen_on_training_sources():
     sources = [_daily(f"s{n}", 7.5 + (n % 3) * 4, days=70, every=1 + n % 2) for n in range(6)]
     result = evaluate_cold_start(sources, None, folds=2, seed=1)
