@@ -37,8 +37,9 @@ STATIC_MODIFIED = SIM_START - timedelta(days=30)
 RETRY_AFTER_SECONDS = 1
 # A request arriving this soon after a Retry-After went out was already under way when it was sent.
 IN_FLIGHT_GRACE_SECONDS = 0.1
-# Serves of a source page remembered for `/__served__` (the demo's two reads lie a few dozen revisits apart).
-SERVES_KEPT = 512
+# Serves of a source page remembered for `/__served__`: the demo's two reads lie a handful of revisits apart,
+# and a 5,000-site soak's web keeps 5,000 of these.
+SERVES_KEPT = 64
 
 
 class SimClock:
@@ -154,10 +155,10 @@ class SimSite:
         self.neighbours = neighbours
         self.origin = ""
         self.visits = Visits()
-        # Source page path → (real epoch seconds, simulated time) of its last serves: what a page showed is
+        # Source page path → (real epoch seconds, simulated hours) of its last serves: what a page showed is
         # decided when it is served, which a loaded crawler stamps only later (at speed 3600 a second's lag
         # is a simulated hour).
-        self.served: dict[str, deque[tuple[float, str]]] = {
+        self.served: dict[str, deque[tuple[float, float]]] = {
             source.path: deque(maxlen=SERVES_KEPT) for source in spec.sources}
 
     # -- content -----------------------------------------------------------------------------------
@@ -309,7 +310,7 @@ class SimSite:
             return web.Response(text=body, content_type="text/html")
         status, html, modified = self.respond(request.path, query)
         if status == 200 and request.path in self.served and not request.query_string:
-            self.served[request.path].append((time.time(), self.clock.now().isoformat()))
+            self.served[request.path].append((time.time(), self.clock.hours()))
         if faults.traps:
             sid = hashlib.md5(f"{time.monotonic()}".encode()).hexdigest()[:12]
             html = html.replace("</body>", f"<a href='/calendar/?month=0'>cal</a><a href='/?sid={sid}'>home</a></body>")
@@ -424,8 +425,10 @@ class SimWeb:
         return web.json_response({site.spec.name: site.visits.figures() for site in self.sites})
 
     async def _served(self, request: web.Request) -> web.Response:
-        return web.json_response({site.origin + path: list(serves) for site in self.sites
-                                  for path, serves in site.served.items()})
+        start = self.clock.start
+        return web.json_response({site.origin + path: [(real, (start + timedelta(hours=hours)).isoformat())
+                                                       for real, hours in serves]
+                                  for site in self.sites for path, serves in site.served.items()})
 
     async def _get_faults(self, request: web.Request) -> web.Response:
         return web.json_response({"*": asdict(self.faults.everywhere),
