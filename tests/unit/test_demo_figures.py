@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jobs.demo import evaluate_new_items, evaluate_pagination, evaluate_records, reported_between
+from jobs.demo import evaluate_new_items, evaluate_pagination, evaluate_records, first_read_later, reported_between
 
 TRUTH = {"site-0": {"source_pages": [
     {"url": "http://a/news/", "pages": ["http://a/news/", "http://a/news/?page=2", "http://a/news/?page=3"]},
@@ -71,6 +71,11 @@ def test_new_items_are_due_when_published_between_the_two_reads_of_their_source(
     assert missed["missed"] == {"never read": 1}
     assert missed["missed_examples"] == [{"source": "http://a/news/", "item": "http://a/news/2",
                                           "published_at": "2026-01-05T10:00:00+00:00", "why": "never read"}]
+    # news/2, due, reported by the first read's own further page: in time (recall), not a detection (precision).
+    later = evaluate_new_items(ITEMS, detected[1:2], reads, first_read_later={("http://a/news/", "http://a/news/2"),
+                                                                             ("http://a/news/", "http://a/news/1")})
+    assert later["new_item_recall"] == 1.0 and later["new_item_precision"] == 1.0
+    assert later["due_reported_by_the_first_read"] == 1 and later["missed"] == {}
     seeded = evaluate_new_items(ITEMS, [], reads, read={("http://a/news/", "http://a/news/2")},
                                 reported={("http://a/news/", "http://a/news/3")})
     assert seeded["missed"] == {"read, never reported": 1, "reported, not between the reads": 1}
@@ -93,8 +98,10 @@ def test_new_items_count_as_found_between_the_reads_by_the_time_of_the_read_that
         ("http://b/", "unread"): (at(10), "revisit-7"),  # no re-read of its page: no window
     }
     first_read, reread = {news: at(9), "http://b/": at(9)}, {news: at(12)}
-    assert reported_between(reported, first_read, reread, "crawl-2") == [
-        (news, "first-read-next-page"), (news, "revisit-between"), (news, "reread"), (news, "reread-next-page")]
+    assert reported_between(reported, "crawl-1", first_read, reread, "crawl-2") == [
+        (news, "revisit-between"), (news, "reread"), (news, "reread-next-page")]
+    # The first read's own further page is the first read's: in time for the items due, outside precision.
+    assert first_read_later(reported, "crawl-1", first_read) == {(news, "first-read-next-page")}
 
 
 def test_discovery_episodes_are_scored_with_the_offline_evaluations_figures():
