@@ -149,19 +149,20 @@ def first_read_later(reported: dict[tuple[str, str], tuple[datetime, str]], firs
 
 def evaluate_new_items(truth: dict, detected: list[tuple[str, str]], reads: dict[str, tuple[datetime, datetime]],
                        reported: set[tuple[str, str]] = frozenset(), read: set[tuple[str, str]] = frozenset(),
-                       first_read_later: set[tuple[str, str]] = frozenset()) -> dict:
+                       first_read_further: set[tuple[str, str]] = frozenset()) -> dict:
     """New items found by the re-read against the truth. `reads`: source page → the simulated times of its
     fetch in the first read and in the re-read; an item is due when it was published between the two.
     Precision = detected items that were due; recall = due items detected, or reported by the first read's own
-    further pages (`first_read_later`: in time, but the first read's, so outside precision — the same pages
-    also report items new since the reads before it, published before the window). Each due item missed, by why:
-    reported, but not as new between the two reads (`reported` holds every item any read reported); read
-    (`read`: the sources' records after the re-read) but never reported — seeded as known; or never read."""
+    further pages (`first_read_further`, as `first_read_later` gives them: in time, but the first read's, so
+    outside precision — the same pages also report items new since the reads before it, published before the
+    window). Each due item missed, by why: reported, but not as new between the two reads (`reported` holds
+    every item any read reported); read (`read`: the sources' records after the re-read) but never reported —
+    seeded as known; or never read."""
     sources = {source["url"]: source for site in truth.values() for source in site["source_pages"]}
     due = {(url, item["url"]): item["published_at"] for url, (first, second) in reads.items()
            for item in sources[url]["items"] if first < datetime.fromisoformat(item["published_at"]) <= second}
     caught = due.keys() & set(detected)
-    in_time = caught | (due.keys() & first_read_later)
+    in_time = caught | (due.keys() & first_read_further)
     missed = sorted(due.keys() - in_time)
     wrong = sorted(set(detected) - caught)
     published = {(url, item["url"]): item["published_at"] for url in reads for item in sources[url]["items"]}

@@ -426,7 +426,7 @@ class SimWeb:
 
     async def _served(self, request: web.Request) -> web.Response:
         start = self.clock.start
-        return web.json_response({site.origin + path: [(real, (start + timedelta(hours=hours)).isoformat())
+        return web.json_response({site.origin + path: [(real, render.sim_time(start, hours).isoformat())
                                                        for real, hours in serves]
                                   for site in self.sites for path, serves in site.served.items()})
 

@@ -72,8 +72,9 @@ def test_new_items_are_due_when_published_between_the_two_reads_of_their_source(
     assert missed["missed_examples"] == [{"source": "http://a/news/", "item": "http://a/news/2",
                                           "published_at": "2026-01-05T10:00:00+00:00", "why": "never read"}]
     # news/2, due, reported by the first read's own further page: in time (recall), not a detection (precision).
-    later = evaluate_new_items(ITEMS, detected[1:2], reads, first_read_later={("http://a/news/", "http://a/news/2"),
-                                                                             ("http://a/news/", "http://a/news/1")})
+    later = evaluate_new_items(ITEMS, detected[1:2], reads,
+                               first_read_further={("http://a/news/", "http://a/news/2"),
+                                                   ("http://a/news/", "http://a/news/1")})
     assert later["new_item_recall"] == 1.0 and later["new_item_precision"] == 1.0
     assert later["due_reported_by_the_first_read"] == 1 and later["missed"] == {}
     seeded = evaluate_new_items(ITEMS, [], reads, read={("http://a/news/", "http://a/news/2")},
