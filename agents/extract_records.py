@@ -25,6 +25,7 @@ from agents.links import is_html
 from agents.overflow import next_page_request, next_page_url, overflowed
 from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_records, revisit_outcome, source_of
 from models.records.item_time import published_time
+from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS
 from models.web.dom import parse_html
 from schemas.crawl import ITEM_TIME_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
 from streams import metrics, progress
@@ -93,9 +94,10 @@ async def extract_records(stream):
                     if read.extraction.from_hidden:
                         log.info("%s: its list read from elements the page hides for its script to show", page.url)
                         metrics.count("lists_read_from_hidden", "extract_records")
-                    if not read.records:
-                        log.info("no records on %s (%d data regions)", page.final_url, read.extraction.regions)
-                        metrics.count("pages_without_records", "extract_records")
+                    if no_list := read.extraction.no_list:
+                        log.info("no list on %s: %s", page.final_url, NO_LIST_DESCRIPTIONS[no_list])
+                        metrics.count("pages_without_records" if not read.records else "pages_read_as_their_menu",
+                                      "extract_records", reason=no_list)
                     for record in read.records:
                         crawl.records_sent += 1
                         await send("records.extracted", record)

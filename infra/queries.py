@@ -268,10 +268,13 @@ def dashboard_panels(seconds: int, step: int) -> dict[str, Query]:
         "new_items": f"SELECT {_bucket()}, count() AS items FROM changes WHERE {_since()} GROUP BY t ORDER BY t",
         "revisits": f"SELECT {_bucket()}, count() AS decisions, countIf(fetch) AS fetches FROM revisit_decisions "
                     f"WHERE {_since()} GROUP BY t ORDER BY t",
-        "reading": f"SELECT name, sum(value) AS n FROM metrics WHERE {_since()} AND stage IN "
-                   "('extract_records', 'tag_pagination', 'follow_pagination') AND kind = 'count' "
+        # A page read without a list is counted by its reason (models.records.no_list), each reason a row.
+        "reading": f"SELECT counter AS name, n FROM (SELECT if(labels['reason'] = '', name, "
+                   f"concat(name, ': ', labels['reason'])) AS counter, sum(value) AS n FROM metrics WHERE {_since()} "
+                   "AND stage IN ('extract_records', 'tag_pagination', 'follow_pagination') AND kind = 'count' "
                    "AND name IN ('pages_read', 'records_extracted', 'new_items', 'pages_tagged', "
-                   "'multipage_sources', 'pages_without_records', 'item_pages_requested') GROUP BY name ORDER BY name",
+                   "'multipage_sources', 'pages_without_records', 'pages_read_as_their_menu', "
+                   "'item_pages_requested') GROUP BY counter) ORDER BY name",
         "discovery": f"SELECT end, count() AS episodes, sum(length(found)) AS found, sum(clicks) AS clicks, "
                      f"avg(unit_cost) AS unit_cost FROM discovery_episodes WHERE {_since()} GROUP BY end ORDER BY end",
         "latest_items": f"SELECT first_seen, source_url, item_url, title, date FROM changes WHERE {_since()} "

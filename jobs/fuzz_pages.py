@@ -122,9 +122,10 @@ def documents(corpus: Sequence[bytes], seed: int, start: int, count: int) -> Ite
 
 
 def read_document(raw: bytes, tagger: PaginationTagger, max_body_bytes: int,
-                  max_message_body_bytes: int) -> dict[str, float]:
+                  max_message_body_bytes: int) -> tuple[dict[str, float], str]:
     """Every page-reading stage on one body fetched as HTML, capped as the fetch stage caps it: each stage's
-    milliseconds; StageFailed (caused by the exception) names the stage that raised."""
+    milliseconds, and why the page shows no list ("" where it shows one: models.records.no_list); StageFailed
+    (caused by the exception) names the stage that raised."""
     started = time.perf_counter()
     try:
         # The fetcher stops reading at max_body_bytes; the fetch stage caps the body it sends.
@@ -141,14 +142,15 @@ def read_document(raw: bytes, tagger: PaginationTagger, max_body_bytes: int,
         ("item time", lambda: published_time(parse_html(page.body), None)),
         ("classifier texts", lambda: four_texts(page.body, URL)),
     ]
+    read: dict[str, object] = {}
     for name, stage in stages:
         started = time.perf_counter()
         try:
-            stage()
+            read[name] = stage()
         except Exception as error:
             raise StageFailed(name) from error
         spent[name] = (time.perf_counter() - started) * 1000
-    return spent
+    return spent, read["records"].extraction.no_list
 
 
 class StageFailed(Exception):
@@ -161,6 +163,8 @@ class FuzzResult:
     start: int
     documents: int
     by_mutation: dict[str, int] = field(default_factory=dict)
+    # Documents that showed no list, by the reason their reading gave (models.records.no_list).
+    no_list: dict[str, int] = field(default_factory=dict)
     failures: list[dict] = field(default_factory=list)
     # The time one stage may take on one page, and the pages where one took longer.
     budget_ms: float = 0.0
@@ -190,7 +194,9 @@ def fuzz_pages(corpus: Sequence[bytes], tagger: PaginationTagger, settings: Sett
         result.by_mutation[kind] = result.by_mutation.get(kind, 0) + 1
         started = time.perf_counter()
         try:
-            spent = read_document(raw, tagger, settings.max_body_bytes, settings.max_message_body_bytes)
+            spent, no_list = read_document(raw, tagger, settings.max_body_bytes, settings.max_message_body_bytes)
+            if no_list:
+                result.no_list[no_list] = result.no_list.get(no_list, 0) + 1
         except StageFailed as failed:
             cause = failed.__cause__
             result.failures.append({"index": index, "mutation": kind, "stage": str(failed),

@@ -303,6 +303,7 @@ def evaluate_snapshots(lists: Sequence[SnapshotList], ranker: Ranking | None = N
     item whose feed title a record shows (listings that link their items to another site, e.g. an event's
     own page, cannot reach the feed's link)."""
     per_list = {}
+    no_list: Counter[str] = Counter()
     for listing in lists:
         parsed = [(parse_html(html), url) for url, html in listing.pages]
         linked = listing.item_urls & _page_links(parsed)  # before extraction edits the pages
@@ -310,7 +311,9 @@ def evaluate_snapshots(lists: Sequence[SnapshotList], ranker: Ranking | None = N
             records = [r for root, url in parsed for r in sibling_group_baseline(root, url)]
         else:
             witness = merged(page_fingerprint(parse_html(html)) for _, html in listing.witness_pages)
-            records = [r for extraction in extract_list(parsed, ranker, witness) for r in extraction.records]
+            extractions = extract_list(parsed, ranker, witness)
+            records = [r for extraction in extractions for r in extraction.records]
+            no_list.update(extraction.no_list for extraction in extractions if extraction.no_list)
         links = {record.item_url for record in records}
         texts = [_fold(record.text) for record in records]
         by_title = {url for url, title in listing.item_titles.items() if any(_fold(title) in t for t in texts)}
@@ -336,6 +339,8 @@ def evaluate_snapshots(lists: Sequence[SnapshotList], ranker: Ranking | None = N
         # Of the items found by their link with a title in the feed, the share whose record's title is the feed's.
         "title_accuracy": round(sum(r["titles_right"] for r in per_list.values()) / titles, 4) if titles else None,
         "listings": len(per_list), "items": items, "by_listing": per_list,
+        # The listings' pages read without a list, by the reason the reading gave (models.records.no_list).
+        **({} if baseline else {"pages_without_a_list": dict(sorted(no_list.items()))}),
     } if per_list else {}
 
 

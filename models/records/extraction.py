@@ -108,6 +108,8 @@ class Extraction:
     in_navigation: bool = False
     # The list was read from elements the page hides (for its script to show): see main_list.extract_records.
     from_hidden: bool = False
+    # Why the page shows no list (models.records.no_list): "" where it shows one.
+    no_list: str = ""
 
 
 def text_of(elements: Iterable[lxml.html.HtmlElement]) -> str:

@@ -31,6 +31,7 @@ from models.records.extraction import (
     region_template,
     tag_path,
 )
+from models.records.no_list import no_list_reason
 from models.records.ranker import Ranking, default_ranker
 from models.records.witnesses import Fingerprint
 from models.web.dom import document_place, element_at, read_once
@@ -75,9 +76,12 @@ def extract_records(root: lxml.html.HtmlElement | None, base_url: str, template:
 
     A page whose visible part shows no list may keep its list in elements it hides for a script to show
     (cards in a `display:none` store that the page's script deals into "upcoming" and "past" grids): the page
-    is then read again with its hidden elements shown, and that reading is taken where it shows a list."""
+    is then read again with its hidden elements shown, and that reading is taken where it shows a list. A page
+    that shows no list says why (`no_list`)."""
     with read_once():
-        return _extract_records(root, base_url, template, ranker, witness)
+        extraction = _extract_records(root, base_url, template, ranker, witness)
+        extraction.no_list = no_list_reason(root, extraction)
+        return extraction
 
 
 def _extract_records(root: lxml.html.HtmlElement | None, base_url: str, template: str, ranker: Ranking | None,

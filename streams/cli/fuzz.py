@@ -58,6 +58,8 @@ class Fuzz(Command):
                   f"{result.ms_max} ms; peak memory {result.peak_rss_mb} MB")
             print("  slowest page per stage: " + ", ".join(f"{stage} {ms:.0f} ms"
                                                            for stage, ms in result.slowest_ms.items()))
+            print("  no list, by reason: " + (", ".join(f"{reason} {n}" for reason, n in sorted(
+                result.no_list.items(), key=lambda item: -item[1])) or "none"))
             for failure in result.failures[:20]:
                 print(f"  #{failure['index']} ({failure['mutation']}) {failure['stage']}: {failure['error']} "
                       f"at {failure['where']}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from jobs.fuzz_pages import MUTATIONS, documents
+from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS
 from tests.conftest import cli_json, run_cli
 
 pytestmark = pytest.mark.data
@@ -21,6 +22,8 @@ def test_fuzzed_pages_raise_in_no_stage(data_dir):
     assert result["documents"] == DOCUMENTS and sum(result["by_mutation"].values()) == DOCUMENTS
     assert len(result["by_mutation"]) >= len(MUTATIONS) - 2
     assert result["failures"] == [], result["failures"]
+    # A hostile page gives records or says why it gives no list (deep nesting, no text, no repeats…).
+    assert result["no_list"] and set(result["no_list"]) <= set(NO_LIST_DESCRIPTIONS), result["no_list"]
     assert set(result["slowest_ms"]) == {"decoding", "links", "pagination", "records", "item time",
                                          "classifier texts"}
     missing = run_cli(["fuzz", "pages", "--corpus", str(data_dir / "no-such-folder")], env)

@@ -53,3 +53,7 @@ def test_snapshot_link_recall_is_also_given_over_the_items_the_listing_links_and
     assert (result["items"], result["items_linked"]) == (8, 4)
     assert (result["item_link_recall"], result["linked_item_link_recall"]) == (0.5, 1.0)
     assert result["title_accuracy"] == 0.5  # the heading is the title; two of the feed's titles differ
+    assert result["pages_without_a_list"] == {}
+    empty = SnapshotList(name="empty", pages=[("https://club.example/events/", "<html><body><script>draw()</script>"
+                                              "</body></html>")], item_urls={"https://club.example/events/1"})
+    assert evaluate_snapshots([empty])["pages_without_a_list"] == {"no_text": 1}

@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 
 from models.records.main_list import extract_records
+from models.records.no_list import DESCRIPTIONS, IN_A_FRAME, MENU_ONLY, NO_DOCUMENT, NO_REPEATS, NO_TEXT, TOO_DEEP
 from models.web.dom import parse_html
 
 URL = "https://example.org/events/"
@@ -42,16 +43,30 @@ def test_mixed_languages_and_date_formats_are_read_with_their_dates():
         (title, datetime(2026, 3, day, tzinfo=UTC)) for (title, _), day in zip(items, (3, 4, 6, 7))]
 
 
-def test_pages_whose_list_is_out_of_reach_give_the_menu_flagged_as_navigation_or_nothing():
+def test_pages_whose_list_is_out_of_reach_give_the_menu_flagged_as_navigation_or_nothing_and_say_why():
     """A list inside an iframe (another document) or below libxml2's 255-level cut is not on the page read: what
-    is read is the menu, marked as lying in navigation (the stream keeps no such choice), or nothing."""
+    is read is the menu, marked as lying in navigation (the stream keeps no such choice), or nothing — and the
+    reading says which of them kept the list out of reach."""
     items = "".join(f"<li><a href='/events/{i}/'>Concert number {i}</a></li>" for i in range(5))
-    for body in (f"<main><iframe srcdoc=\"<ul>{items}</ul>\"></iframe></main>",
-                 "<div>" * 400 + f"<ul>{items}</ul>" + "</div>" * 400):
+    for body, reason in ((f"<main><iframe srcdoc=\"<ul>{items}</ul>\"></iframe></main>", IN_A_FRAME),
+                         ("<div>" * 400 + f"<ul>{items}</ul>" + "</div>" * 400, TOO_DEEP)):
         read = _read(body)
         assert read.in_navigation and [r.title for r in read.records] == ["Home", "About", "Contact"]
-    for html in ("", "<html><head><title>Events</title></head></html>", "\x00\x01<<<>>>"):
-        assert extract_records(parse_html(html), URL).records == []
+        assert read.no_list == reason
+    for html, reason in (("", NO_DOCUMENT), ("<html><head><title>Events</title></head></html>", NO_TEXT),
+                         ("<html><body><script>drawCalendar()</script><div id='app'></div></body></html>", NO_TEXT),
+                         ("\x00\x01<<<>>>", NO_TEXT)):
+        read = extract_records(parse_html(html), URL)
+        assert read.records == [] and read.no_list == reason, html
+
+
+def test_a_page_without_a_list_says_why_and_one_with_a_list_says_nothing():
+    assert _read("<main><h1>Events</h1><p>No events are planned at the moment.</p></main>").no_list == MENU_ONLY
+    prose = "<html><body><h1>About us</h1><p>Since 1850, a parish of the valley.</p></body></html>"
+    assert extract_records(parse_html(prose), URL).no_list == NO_REPEATS
+    items = "".join(f"<li><a href='/events/{i}/'>Concert number {i}</a> March {i + 1}, 2026</li>" for i in range(4))
+    assert _read(f"<main><ul>{items}</ul></main>").no_list == ""
+    assert set(DESCRIPTIONS) == {NO_DOCUMENT, TOO_DEEP, IN_A_FRAME, MENU_ONLY, NO_TEXT, NO_REPEATS}
 
 
 def test_a_list_of_one_item_is_read_as_one_record_below_the_lists_heading():
