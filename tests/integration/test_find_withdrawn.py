@@ -63,8 +63,13 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
             return _sql("SELECT DISTINCT name FROM metrics WHERE stage = 'revisit' AND labels['source'] = "
                         f"'{listing}'", pipeline_env)
 
+        def menu_reads() -> list[dict]:
+            return _sql("SELECT labels['reason'] AS reason, sum(value) AS n FROM metrics WHERE "
+                        "name = 'pages_read_as_their_menu' GROUP BY reason", pipeline_env)
+
         _run_worker_until(pipeline_env, lambda: len(_sql("SELECT url FROM watch_stops", pipeline_env)) >= 2
-                          and bool(listing_gauges()), timeout=150)
+                          and bool(listing_gauges()) and bool(menu_reads()), timeout=150)
+        menus = menu_reads()
         stops = _sql("SELECT url, reason FROM watch_stops ORDER BY url", pipeline_env)
         gauges = {row["name"] for row in listing_gauges()}
         records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{listing}'", pipeline_env)[0]["n"]
@@ -72,6 +77,8 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
     # page's only records are its menu's.
     assert stops == [{"url": article, "reason": "its first read shows no dated or linked list"},
                      {"url": calendar, "reason": "its first read shows only the site's navigation"}]
+    # The calendar's read is counted by why it shows no list of its own: its calendar is another document.
+    assert [row["reason"] for row in menus] == ["in_a_frame"] and menus[0]["n"] >= 1
     # The listing read as a list and stays watched: its first read was observed (its live figures and learned
     # rhythm streamed), and its records stored.
     assert {"revisits", "known_hours"} <= gauges
