@@ -98,6 +98,10 @@ async def extract_records(stream):
                         log.info("no list on %s: %s", page.final_url, NO_LIST_DESCRIPTIONS[no_list])
                         metrics.count("pages_without_records" if not read.records else "pages_read_as_their_menu",
                                       "extract_records", reason=no_list)
+                    if page.url == source:
+                        # What the source's last read showed, for its page in the API and on the dashboard.
+                        metrics.gauge("list_shown", "extract_records", 0.0 if no_list else 1.0, source=source,
+                                      no_list=no_list)
                     for record in read.records:
                         crawl.records_sent += 1
                         await send("records.extracted", record)

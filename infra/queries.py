@@ -163,14 +163,16 @@ def _sources(pages: str) -> str:
     subquery of the URLs to show, which every aggregate is narrowed to first (not the whole tables). A page
     with nothing read has 0 records and new items, and no last times (the service reads the epoch as none); it
     is watched unless a stop came after it was last found or added (then `stopped_because` says why: a person's
-    request, or the revisit stage's reason for withdrawing a find)."""
+    request, or the revisit stage's reason for withdrawing a find); `no_list` why its last read showed no list
+    (models.records.no_list), none where it showed one or was not read."""
     figures = ", ".join(f"argMaxIfOrNull(value, created_at, name = '{name}') AS {name}"
                         for name in REVISIT_FIGURES + ("updates_per_day",))
     return f"""
     WITH page AS ({pages})
     SELECT {_SOURCE_ID} AS id, url, site, kind, score, found_at, crawl_id, toBool(stopped_at < last_found) AS watching,
-           if(stopped_at < last_found, NULL, stop_reason) AS stopped_because, records, last_record_seen, new_items,
-           last_new_item, timeliness, friendliness, delay_h, fetches_per_item, updates_per_day, peaks
+           if(stopped_at < last_found, NULL, stop_reason) AS stopped_because, nullIf(last_no_list, '') AS no_list,
+           records, last_record_seen, new_items, last_new_item, timeliness, friendliness, delay_h, fetches_per_item,
+           updates_per_day, peaks
     FROM (SELECT url, any(site) AS site, argMax(kind, created_at) AS kind, max(score) AS score,
                  min(created_at) AS found_at, max(created_at) AS last_found, argMin(crawl_id, created_at) AS crawl_id
           FROM sources WHERE url IN page GROUP BY url) AS found
@@ -183,6 +185,8 @@ def _sources(pages: str) -> str:
     LEFT JOIN (SELECT labels['source'] AS url, {figures},
                       nullIf(argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks'), '') AS peaks
                FROM metrics WHERE stage = 'revisit' AND labels['source'] IN page GROUP BY url) AS watched USING url
+    LEFT JOIN (SELECT labels['source'] AS url, argMaxIf(labels['no_list'], created_at, name = 'list_shown') AS last_no_list
+               FROM metrics WHERE stage = 'extract_records' AND labels['source'] IN page GROUP BY url) AS shown USING url
     ORDER BY url"""
 
 

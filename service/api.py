@@ -78,6 +78,8 @@ class Source(BaseModel):
     watching: bool
     stopped_because: str | None = Field(None, description="why it is no longer watched: \"requested\" (a person), "
                                         "or why the revisit stage withdrew the find")
+    no_list: str | None = Field(None, description="why its last read showed no list of items: no_document, "
+                                "too_deep, in_a_frame, menu_only, no_text or no_repeats; null where it showed one")
     records: int | None
     last_record_seen: datetime | None
     new_items: int | None

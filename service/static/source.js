@@ -17,8 +17,8 @@ async function refreshSource() {
       getJson(base), getJson(`${base}/records?limit=200`), getJson(`${base}/items?limit=500`),
       getJson(`${base}/figures`)]);
     document.getElementById("source-url").replaceChildren(safeLink(source.url));
-    const names = ["kind", "found_at", "records", "new_items", "last_new_item", "timeliness", "friendliness",
-                   "delay_h", "fetches_per_item", "updates_per_day", "peaks"];
+    const names = ["kind", "found_at", "no_list", "records", "new_items", "last_new_item", "timeliness",
+                   "friendliness", "delay_h", "fetches_per_item", "updates_per_day", "peaks"];
     fillTable("panel-figures", [{key: "name", label: "figure"}, {key: "value", label: "value", num: true}],
               names.map((name) => ({name, value: fmt(source[name])})));
     const times = [...new Set(history.figures.map((row) => row.t))].sort((a, b) => a - b);

@@ -9,6 +9,7 @@ import asyncio
 import pytest
 from aiokafka import AIOKafkaProducer
 
+from infra import queries
 from infra.kafka_topics import ensure_topics
 from infra.processes import serve_in_child
 from schemas.links import SourceFound
@@ -68,8 +69,14 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
                         "name = 'pages_read_as_their_menu' GROUP BY reason", pipeline_env)
 
         _run_worker_until(pipeline_env, lambda: len(_sql("SELECT url FROM watch_stops", pipeline_env)) >= 2
-                          and bool(listing_gauges()) and bool(menu_reads()), timeout=150)
+                          and bool(listing_gauges()) and bool(menu_reads()) and len(_sql(
+                              "SELECT DISTINCT labels['source'] FROM metrics WHERE name = 'list_shown'",
+                              pipeline_env)) >= 3, timeout=150)
         menus = menu_reads()
+        # The sources as the API reads them (its query, its parameters written in).
+        query = queries.sources_page("", 50, 0)
+        sources = _sql(query.sql.replace("{search:String}", "''").replace("{limit:UInt32}", "50")
+                       .replace("{offset:UInt32}", "0"), pipeline_env)
         stops = _sql("SELECT url, reason FROM watch_stops ORDER BY url", pipeline_env)
         gauges = {row["name"] for row in listing_gauges()}
         records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{listing}'", pipeline_env)[0]["n"]
@@ -79,6 +86,10 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
                      {"url": calendar, "reason": "its first read shows only the site's navigation"}]
     # The calendar's read is counted by why it shows no list of its own: its calendar is another document.
     assert [row["reason"] for row in menus] == ["in_a_frame"] and menus[0]["n"] >= 1
+    # Each source says why its last read showed no list; the listing shows one.
+    # (The article's paragraphs are records outside the navigation: a list to the extraction, withdrawn above
+    # for want of dates and links.)
+    assert {row["url"]: row["no_list"] for row in sources} == {listing: None, article: None, calendar: "in_a_frame"}
     # The listing read as a list and stays watched: its first read was observed (its live figures and learned
     # rhythm streamed), and its records stored.
     assert {"revisits", "known_hours"} <= gauges
