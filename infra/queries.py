@@ -113,6 +113,18 @@ def records_of_source(source_url: str, limit: int) -> Query:
                  "LIMIT {limit:UInt32}", {"source": source_url, "limit": limit})
 
 
+# Why a source's last read showed no list ("" where it showed one): the `list_shown` gauge each read of a source
+# page streams (agents.extract_records), its reason label at its latest.
+_LAST_NO_LIST = "argMaxIf(labels['no_list'], created_at, name = 'list_shown')"
+
+
+def no_list_of_source(source_url: str) -> Query:
+    """Why the source page's last read showed no list (models.records.no_list); no row where it was not read."""
+    return Query(f"SELECT {_LAST_NO_LIST} AS no_list FROM metrics WHERE stage = 'extract_records' "
+                 "AND name = 'list_shown' AND labels['source'] = {source:String} HAVING count() > 0",
+                 {"source": source_url})
+
+
 def items_of_sources(source_urls: list[str]) -> Query:
     """(source page, item URL) of every record of these source pages."""
     return Query("SELECT source_url, item_url FROM records WHERE source_url IN {sources:Array(String)}",
@@ -185,7 +197,7 @@ def _sources(pages: str) -> str:
     LEFT JOIN (SELECT labels['source'] AS url, {figures},
                       nullIf(argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks'), '') AS peaks
                FROM metrics WHERE stage = 'revisit' AND labels['source'] IN page GROUP BY url) AS watched USING url
-    LEFT JOIN (SELECT labels['source'] AS url, argMaxIf(labels['no_list'], created_at, name = 'list_shown') AS last_no_list
+    LEFT JOIN (SELECT labels['source'] AS url, {_LAST_NO_LIST} AS last_no_list
                FROM metrics WHERE stage = 'extract_records' AND labels['source'] IN page GROUP BY url) AS shown USING url
     ORDER BY url"""
 

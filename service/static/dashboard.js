@@ -104,7 +104,8 @@ function render(d) {
   fillTable("panel-sources", [
     {key: "url", label: "source page", render: (r) => {
       const a = document.createElement("a"); a.href = `/sources/${encodeURIComponent(r.id)}`; a.textContent = r.url; return a; }},
-    {key: "records", label: "records", num: true}, {key: "new_items", label: "new items", num: true},
+    {key: "records", label: "records", num: true}, {key: "no_list", label: "no list: why", render: (r) => r.no_list || ""},
+    {key: "new_items", label: "new items", num: true},
     {key: "timeliness", label: "timeliness", num: true}, {key: "friendliness", label: "friendliness", num: true},
     {key: "delay_h", label: "delay (h)", num: true, render: (r) => fmt(r.delay_h, 1)},
     {key: "fetches_per_item", label: "fetches/item", num: true, render: (r) => fmt(r.fetches_per_item, 1)},

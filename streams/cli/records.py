@@ -22,7 +22,8 @@ class Records(Command):
         add_json(parser, "print rows as a JSON list of objects")
 
     def run(self, args: argparse.Namespace) -> int:
-        from infra.queries import records_of_source
+        from infra.queries import no_list_of_source, records_of_source
+        from models.records.no_list import DESCRIPTIONS
         from models.records.report import current_records
 
         columns, rows = read_table(records_of_source(args.source, args.limit))
@@ -30,10 +31,15 @@ class Records(Command):
         if args.json:
             print_json(records)
             return 0
+        _, read = read_table(no_list_of_source(args.source))
+        no_list = read[0][0] if read else None
         if not records:
-            print(f"no records of {args.source} yet (is it a source page that was crawled with --sources?)")
+            print(f"no records of {args.source}: its last read showed no list — {DESCRIPTIONS[no_list]}" if no_list
+                  else f"no records of {args.source} yet (is it a source page that was crawled with --sources?)")
             return 1
         print(f"{args.source}: {len(records)} records")
+        if no_list:
+            print(f"  (its last read showed no list of its own — {DESCRIPTIONS[no_list]})")
         print("\n".join(current_records(records)))
         return 0
 

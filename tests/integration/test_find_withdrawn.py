@@ -15,6 +15,7 @@ from infra.processes import serve_in_child
 from schemas.links import SourceFound
 from schemas.registry import encode
 from schemas.sites import site_of
+from tests.conftest import run_cli
 from tests.integration.test_revisit_pipeline import _run_worker_until, _sql
 
 pytestmark = pytest.mark.kafka
@@ -77,6 +78,7 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
         query = queries.sources_page("", 50, 0)
         sources = _sql(query.sql.replace("{search:String}", "''").replace("{limit:UInt32}", "50")
                        .replace("{offset:UInt32}", "0"), pipeline_env)
+        calendar_records = run_cli(["records", calendar], pipeline_env)
         stops = _sql("SELECT url, reason FROM watch_stops ORDER BY url", pipeline_env)
         gauges = {row["name"] for row in listing_gauges()}
         records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{listing}'", pipeline_env)[0]["n"]
@@ -90,6 +92,7 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
     # (The article's paragraphs are records outside the navigation: a list to the extraction, withdrawn above
     # for want of dates and links.)
     assert {row["url"]: row["no_list"] for row in sources} == {listing: None, article: None, calendar: "in_a_frame"}
+    assert calendar_records.returncode == 0 and "its frames are other documents" in calendar_records.stdout
     # The listing read as a list and stays watched: its first read was observed (its live figures and learned
     # rhythm streamed), and its records stored.
     assert {"revisits", "known_hours"} <= gauges
