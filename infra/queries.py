@@ -202,16 +202,25 @@ def _sources(pages: str) -> str:
     ORDER BY url"""
 
 
-def sources_page(search: str, limit: int, offset: int) -> Query:
-    """A page of the source pages whose URL contains `search`, by URL."""
-    return Query(_sources("SELECT url FROM sources WHERE positionCaseInsensitive(url, {search:String}) > 0 "
+def _sources_matching(without_list: bool) -> str:
+    """The condition on `sources` of a listing's search: the URL holds the search words, and (`without_list`) the
+    page's last read showed no list."""
+    shown = ("" if not without_list else
+             f" AND url IN (SELECT labels['source'] FROM metrics WHERE stage = 'extract_records' AND name = "
+             f"'list_shown' GROUP BY labels['source'] HAVING {_LAST_NO_LIST} != '')")
+    return "positionCaseInsensitive(url, {search:String}) > 0" + shown
+
+
+def sources_page(search: str, limit: int, offset: int, without_list: bool = False) -> Query:
+    """A page of the source pages whose URL contains `search` (and, `without_list`, whose last read showed no
+    list), by URL."""
+    return Query(_sources(f"SELECT url FROM sources WHERE {_sources_matching(without_list)} "
                           "GROUP BY url ORDER BY url LIMIT {limit:UInt32} OFFSET {offset:UInt32}"),
                  {"search": search, "limit": limit, "offset": offset})
 
 
-def sources_count(search: str) -> Query:
-    return Query("SELECT uniqExact(url) FROM sources WHERE positionCaseInsensitive(url, {search:String}) > 0",
-                 {"search": search})
+def sources_count(search: str, without_list: bool = False) -> Query:
+    return Query(f"SELECT uniqExact(url) FROM sources WHERE {_sources_matching(without_list)}", {"search": search})
 
 
 def source_by_id(source_id: str) -> Query:

@@ -40,6 +40,7 @@ class Page(BaseModel):
 
 class SourcesQuery(Page):
     search: str = Field("", max_length=300, description="part of the source page's URL")
+    without_list: bool = Field(False, description="only the pages whose last read showed no list (see `no_list`)")
 
 
 class ItemsQuery(BaseModel):
@@ -156,8 +157,9 @@ class Api:
 
     async def sources(self, request: web.Request) -> web.Response:
         asked = validated(SourcesQuery, request.query)
-        rows = await self.reader.rows(queries.sources_page(asked.search, asked.limit, asked.offset))
-        total = (await self.reader.rows(queries.sources_count(asked.search)))[0]
+        rows = await self.reader.rows(queries.sources_page(asked.search, asked.limit, asked.offset,
+                                                           asked.without_list))
+        total = (await self.reader.rows(queries.sources_count(asked.search, asked.without_list)))[0]
         return json_response({"total": next(iter(total.values())), "sources": rows})
 
     async def source(self, request: web.Request) -> web.Response:

@@ -74,10 +74,13 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
                               "SELECT DISTINCT labels['source'] FROM metrics WHERE name = 'list_shown'",
                               pipeline_env)) >= 3, timeout=150)
         menus = menu_reads()
-        # The sources as the API reads them (its query, its parameters written in).
-        query = queries.sources_page("", 50, 0)
-        sources = _sql(query.sql.replace("{search:String}", "''").replace("{limit:UInt32}", "50")
-                       .replace("{offset:UInt32}", "0"), pipeline_env)
+        def api_sources(without_list: bool) -> list[dict]:
+            """The sources as the API reads them (its query, its parameters written in)."""
+            query = queries.sources_page("", 50, 0, without_list)
+            return _sql(query.sql.replace("{search:String}", "''").replace("{limit:UInt32}", "50")
+                        .replace("{offset:UInt32}", "0"), pipeline_env)
+
+        sources, without_list = api_sources(False), api_sources(True)
         calendar_records = run_cli(["records", calendar], pipeline_env)
         stops = _sql("SELECT url, reason FROM watch_stops ORDER BY url", pipeline_env)
         gauges = {row["name"] for row in listing_gauges()}
@@ -92,6 +95,7 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
     # (The article's paragraphs are records outside the navigation: a list to the extraction, withdrawn above
     # for want of dates and links.)
     assert {row["url"]: row["no_list"] for row in sources} == {listing: None, article: None, calendar: "in_a_frame"}
+    assert [row["url"] for row in without_list] == [calendar]  # GET sources?without_list=true
     assert calendar_records.returncode == 0 and "its frames are other documents" in calendar_records.stdout
     # The listing read as a list and stays watched: its first read was observed (its live figures and learned
     # rhythm streamed), and its records stored.

@@ -199,6 +199,9 @@ def _check_items(api: str, token: str, consumed: list[dict], stored: dict) -> No
                                                   if item["source_url"] == one["url"]]
     records = _json(f"{api}/api/v1/sources/{one['id']}/records?limit=5", token)["records"]
     assert len(records) == 5 and all(record["item_url"].startswith("http") for record in records)
+    # The filter on pages whose last read showed no list gives exactly those the listing says so of.
+    without = _json(f"{api}/api/v1/sources?without_list=true&limit=50", token)
+    assert without["total"] == len(without["sources"]) == sum(1 for source in stored["sources"] if source["no_list"])
 
 
 def _send(url: str, token: str, body: dict, method: str = "POST") -> int:
