@@ -113,16 +113,18 @@ def records_of_source(source_url: str, limit: int) -> Query:
                  "LIMIT {limit:UInt32}", {"source": source_url, "limit": limit})
 
 
-# Why a source's last read showed no list ("" where it showed one): the `list_shown` gauge each read of a source
-# page streams (agents.extract_records), its reason label at its latest.
-_LAST_NO_LIST = "argMaxIf(labels['no_list'], created_at, name = 'list_shown')"
+def _last_no_lists(sources: str) -> str:
+    """(url, last_no_list) of the source pages whose URL meets `sources` (an SQL condition on labels['source']):
+    why each one's last read showed no list ("" where it showed one), from the `list_shown` gauge each read of a
+    source page streams (agents.extract_records); no row for a page not read."""
+    return ("SELECT labels['source'] AS url, argMax(labels['no_list'], created_at) AS last_no_list FROM metrics "
+            f"WHERE stage = 'extract_records' AND name = 'list_shown' AND {sources} GROUP BY url")
 
 
 def no_list_of_source(source_url: str) -> Query:
     """Why the source page's last read showed no list (models.records.no_list); no row where it was not read."""
-    return Query(f"SELECT {_LAST_NO_LIST} AS no_list FROM metrics WHERE stage = 'extract_records' "
-                 "AND name = 'list_shown' AND labels['source'] = {source:String} HAVING count() > 0",
-                 {"source": source_url})
+    read = _last_no_lists("labels['source'] = {source:String}")
+    return Query(f"SELECT last_no_list AS no_list FROM ({read})", {"source": source_url})
 
 
 def items_of_sources(source_urls: list[str]) -> Query:
@@ -197,17 +199,14 @@ def _sources(pages: str) -> str:
     LEFT JOIN (SELECT labels['source'] AS url, {figures},
                       nullIf(argMaxIfOrNull(labels['peaks'], created_at, name = 'rhythm_peaks'), '') AS peaks
                FROM metrics WHERE stage = 'revisit' AND labels['source'] IN page GROUP BY url) AS watched USING url
-    LEFT JOIN (SELECT labels['source'] AS url, {_LAST_NO_LIST} AS last_no_list
-               FROM metrics WHERE stage = 'extract_records' AND labels['source'] IN page GROUP BY url) AS shown USING url
+    LEFT JOIN ({_last_no_lists("labels['source'] IN page")}) AS shown USING url
     ORDER BY url"""
 
 
 def _sources_matching(without_list: bool) -> str:
     """The condition on `sources` of a listing's search: the URL holds the search words, and (`without_list`) the
     page's last read showed no list."""
-    shown = ("" if not without_list else
-             f" AND url IN (SELECT labels['source'] FROM metrics WHERE stage = 'extract_records' AND name = "
-             f"'list_shown' GROUP BY labels['source'] HAVING {_LAST_NO_LIST} != '')")
+    shown = f" AND url IN (SELECT url FROM ({_last_no_lists('1')}) WHERE last_no_list != '')" if without_list else ""
     return "positionCaseInsensitive(url, {search:String}) > 0" + shown
 
 
