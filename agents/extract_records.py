@@ -20,14 +20,16 @@ from datetime import datetime
 
 import faust
 
+from agents.calendars import calendar_record_messages, calendar_requests
 from agents.item_times import Held, HeldOutcomes
 from agents.links import is_html
 from agents.overflow import next_page_request, next_page_url, overflowed
 from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_records, revisit_outcome, source_of
+from models.records.calendars import CalendarUnreadable
 from models.records.item_time import published_time
-from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS
+from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS, IN_A_FRAME
 from models.web.dom import parse_html
-from schemas.crawl import ITEM_TIME_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
+from schemas.crawl import CALENDAR_REASON, ITEM_TIME_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events, kept_if_failed
@@ -72,6 +74,10 @@ async def extract_records(stream):
                 if page.reason == ITEM_TIME_REASON:
                     await _read_item_time(page, held, loop)
                     continue
+                if page.reason == CALENDAR_REASON:
+                    await _read_calendar(page, detector, held, loop)
+                    progress.of(page.crawl_id).pages_extracted += 1
+                    continue
                 if page.ok and is_html(page) and witnesses.wants(page):
                     witnesses.add(page, await loop.run_in_executor(None, witnesses.fingerprint, page))
                 if page.reason not in RECORD_REASONS:
@@ -98,24 +104,33 @@ async def extract_records(stream):
                         log.info("no list on %s: %s", page.final_url, NO_LIST_DESCRIPTIONS[no_list])
                         metrics.count("pages_without_records" if not read.records else "pages_read_as_their_menu",
                                       "extract_records", reason=no_list)
-                    if page.url == source:
-                        # What the source's last read showed, for its page in the API and on the dashboard.
+                    calendars = await loop.run_in_executor(None, calendar_requests, page, read.extraction)
+                    if page.url == source and not calendars:
+                        # What the source's last read showed, for its page in the API and on the dashboard (where
+                        # the page embeds calendars, their reads tell: _read_calendar).
                         metrics.gauge("list_shown", "extract_records", 0.0 if no_list else 1.0, source=source,
                                       no_list=no_list)
-                    for record in read.records:
+                    # A page whose list is the calendar it embeds lists what its calendar lists, not its menu.
+                    records = [] if calendars else read.records
+                    for record in records:
                         crawl.records_sent += 1
                         await send("records.extracted", record)
-                    records, in_navigation = read.records, read.extraction.in_navigation
+                    in_navigation = read.extraction.in_navigation
                     overflow = page.reason == OVERFLOW_REASON
-                    new_items = detector.new_items(read.records, source, page.crawl_id, reseed, overflow)
+                    new_items = detector.new_items(records, source, page.crawl_id, reseed, overflow)
                     for item in new_items:
                         crawl.new_items_sent += 1
                         metrics.count("new_items", "extract_records", page="next" if overflow else "first")
                         await send("changes.detected", item)
                     if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(
-                            read.records, new_items, detector.reached_known(read.records, source), overflow):
+                            records, new_items, detector.reached_known(records, source), overflow):
                         reading_on = await _read_on(page, loop)
-                    metrics.count("records_extracted", "extract_records", len(read.records))
+                    for request in calendars:
+                        log.info("%s: its list is the calendar it embeds; reading %s", page.url, request.url)
+                        metrics.count("calendars_requested", "extract_records")
+                        await send("crawl.requests", request)
+                    reading_on = reading_on or bool(calendars)
+                    metrics.count("records_extracted", "extract_records", len(records))
                     metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                     metrics.count("pages_read", "extract_records")
                 if page.reason == "revisit":
@@ -155,6 +170,38 @@ async def _read_on(page: PageFetched, loop) -> bool:
     metrics.count("overflows_followed", "extract_records")
     await send("crawl.requests", request)
     return True
+
+
+async def _read_calendar(page: PageFetched, detector: ChangeDetector, held: HeldOutcomes, loop) -> None:
+    """A calendar feed a source page embeds (agents.calendars): its events as the source's records, those it
+    never listed before as new items, folded into a revisit's held outcome."""
+    source = source_of(page)
+    records, new_items = [], []
+    if not page.ok:
+        log.info("%s: its calendar %s was not fetched (%s)", source, page.url, page.error.value)
+        metrics.count("calendars_unread", "extract_records", reason=page.error.value)
+    else:
+        try:
+            records = await loop.run_in_executor(None, calendar_record_messages, page)
+        except CalendarUnreadable as error:
+            log.warning("%s: its calendar %s is no iCalendar feed (%s)", source, page.url, error)
+            metrics.count("calendars_unread", "extract_records", reason="unreadable")
+    if records:
+        for record in records:
+            await send("records.extracted", record)
+        new_items = detector.new_items(records, source, page.crawl_id)
+        for item in new_items:
+            metrics.count("new_items", "extract_records", page="calendar")
+            await send("changes.detected", item)
+        metrics.count("records_extracted", "extract_records", len(records))
+    # The source's list is its calendar's: shown, or still in a frame not read.
+    metrics.gauge("list_shown", "extract_records", float(bool(records)), source=source,
+                  no_list="" if records else IN_A_FRAME)
+    metrics.count("calendars_read", "extract_records", found=str(bool(records)).lower())
+    crawl = progress.of(page.crawl_id)
+    crawl.records_sent += len(records)
+    crawl.new_items_sent += len(new_items)
+    await _send_held(page, held.extend(page, new_items, reading_on=False, calendar=records))
 
 
 async def _read_item_time(page: PageFetched, held: HeldOutcomes, loop) -> None:

@@ -53,7 +53,8 @@ def _untimed(moment: datetime | None) -> bool:
 
 
 def _item_page(url: str | None, page: PageFetched) -> bool:
-    return bool(url) and url not in (page.url, page.final_url) and site_of(url) == page.site
+    # A link into a page (a fragment: a calendar's event on the page that embeds it) is no page of its own.
+    return bool(url) and "#" not in url and url not in (page.url, page.final_url) and site_of(url) == page.site
 
 
 def items_to_time(page: PageFetched, new_items: Sequence[ItemDiscovered], records: Sequence[RecordExtracted],
@@ -104,11 +105,13 @@ class HeldOutcomes:
         self.table[outcome.page_url] = entry
         return held
 
-    def extend(self, page: PageFetched, new_items: Sequence[ItemDiscovered], reading_on: bool) -> Held:
+    def extend(self, page: PageFetched, new_items: Sequence[ItemDiscovered], reading_on: bool,
+               calendar: Sequence[RecordExtracted] = ()) -> Held:
         """Fold a next page of the list (read on from a held revisit: the same tick) into the revisit's outcome:
         its new items, their item pages to time; the outcome is sent once the list's last page is read (not
         `reading_on`) and no item page is out. A page of a revisit whose outcome is gone (a later revisit sent
-        it) changes nothing."""
+        it) changes nothing. The records of a `calendar` the page embeds (agents.calendars) are its list: what
+        the page itself listed (its menu, or nothing) gives way to them."""
         held = Held()
         entry = dict(self.table.get(page.source_url or "") or {})
         reading = entry.get("reading_on")
@@ -125,6 +128,13 @@ class HeldOutcomes:
                 waiting.append([item.item_url, [("published", offset + index)]])
         outcome = outcome.model_copy(update={"new_items": outcome.new_items + len(new_items),
                                              "published": [*outcome.published, *(item.publication for item in new_items)]})
+        if calendar:
+            outcome = outcome.model_copy(update={
+                "listed": [record.publication for record in calendar], "in_navigation": False,
+                "linked": sum(bool(record.item_url) for record in calendar)})
+            # The page's own listed items are gone: no item page is awaited for them.
+            waiting = [[url, kept] for url, spots in waiting
+                       if (kept := [spot for spot in spots if spot[0] != "listed"])]
         held.requests = _item_time_requests(page, outcome, wanted)
         entry["reading_on"] = entry["reading_on"] if reading_on else None
         if waiting or reading_on:

@@ -21,7 +21,7 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from models.records.extraction import Extraction, record_key
+from models.records.extraction import ExtractedRecord, Extraction, record_key
 from models.records.main_list import extract_records
 from models.records.witnesses import WITNESS_PAGES, Fingerprint, merged, page_fingerprint
 from models.web.dom import parse_html
@@ -53,15 +53,20 @@ def read_records(page: PageFetched, template: str = "", witness: Fingerprint = f
     site's other pages as witnesses of its template)."""
     started = time.monotonic()
     extraction = extract_records(parse_html(page.body), page.final_url, template, witness=witness)
+    return PageRecords(page, extraction, record_messages(page, extraction.records),
+                       round((time.monotonic() - started) * 1000, 2))
+
+
+def record_messages(page: PageFetched, records: Sequence[ExtractedRecord]) -> list[RecordExtracted]:
+    """The `records.extracted` messages of the records read from `page`, for its source."""
     seen_at = fetched_at(page)
-    records = [RecordExtracted(
+    return [RecordExtracted(
         event_id=derived_event_id(page.event_id, "record", record_key(record)), site=page.site,
         crawl_id=page.crawl_id, depth=page.depth, max_depth=page.max_depth, max_pages=page.max_pages,
         source_url=source_of(page), page_url=page.final_url, item_url=record.item_url, title=record.title,
         date=record.date, snippet=record.snippet, place=record.place, published=record.published,
         event_start=record.event_start, position=record.position, seen_at=seen_at,
-    ) for record in extraction.records]
-    return PageRecords(page, extraction, records, round((time.monotonic() - started) * 1000, 2))
+    ) for record in records]
 
 
 class SiteWitnesses:

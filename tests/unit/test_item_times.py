@@ -129,3 +129,31 @@ def test_a_next_page_of_a_revisit_already_sent_changes_nothing_and_item_pages_ar
     assert flushed.flushed and flushed.outcomes[0].new_items == 45
     assert held.extend(_next_page(10), [_new(_record(300, DAY))], reading_on=False).outcomes == []
     assert held.extend(_next_page(10, later), [], reading_on=False).outcomes == []  # no revisit of that tick held
+
+
+def _calendar_event(n: int, created: datetime | None) -> RecordExtracted:
+    return RecordExtracted(site="example.org", crawl_id="revisit-1", source_url=SOURCE, page_url=SOURCE,
+                           item_url=f"{SOURCE}#event-{n}@google.com", title=f"Evening {n}",
+                           date=DAY.replace(day=20 + n), event_start=DAY.replace(day=20 + n), published=created,
+                           position=n, seen_at=TICK)
+
+
+def test_a_calendar_the_page_embeds_is_its_list_in_the_outcome():
+    held = HeldOutcomes({})
+    # The page's own read found its menu; its list is the calendar being fetched (agents.calendars).
+    menu = [_record(n, None) for n in range(4)]
+    sending = held.hold(_revisit(), revisit_outcome(_revisit(), [], menu, in_navigation=True), [], menu,
+                        reading_on=True)
+    assert sending.outcomes == []
+    feed = PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/basic.ics",
+                       final_url="https://calendar.example/basic.ics", reason="calendar", status=200,
+                       content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=TICK)
+    events = [_calendar_event(1, DAY.replace(hour=9)), _calendar_event(2, None)]
+    new = [_new(events[1])]  # no CREATED: untimed, but an event on its page is no page to fetch for a time
+    sending = held.extend(feed, new, reading_on=False, calendar=events)
+    assert sending.requests == [] and len(sending.outcomes) == 1
+    outcome = sending.outcomes[0]
+    assert outcome.listed == [DAY.replace(hour=9), None] and outcome.linked == 2
+    assert not outcome.in_navigation and outcome.new_items == 1
+    # The menu's items waited for by the first read's timing are no longer waited for.
+    assert held.waits_for(_item_page(menu[0].item_url)) == (False, None)

@@ -1,0 +1,106 @@
+"""A page whose list is a Google-style calendar in a frame: its iCalendar feed is fetched and read as the page's
+records through the real broker into ClickHouse, the find is kept (its first read shows the calendar's events,
+not only the menu), and an event added to the calendar later reaches `changes` once."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from infra import queries
+from infra.processes import serve_in_child
+from tests.conftest import ROOT, run_cli
+from tests.integration.test_find_withdrawn import _found
+from tests.integration.test_revisit_pipeline import _always_fetch_model, _sql
+
+pytestmark = pytest.mark.kafka
+
+# The club's events page: its menu and the calendar's frame, as Google's embed code writes it.
+EVENTS_PAGE = "<html><head><title>Events</title></head><body><header><nav><ul>" + "".join(
+    f"<li><a href='/{page}.html'>{page.title()}</a></li>" for page in ("news", "about", "join", "contact")) + \
+    "</ul></nav></header><main><h1>Events</h1><iframe src='/calendar/embed?height=600&amp;wkst=1&amp;" \
+    "src=club%40example.org&amp;src=en.german%23holiday%40group.v.calendar.google.com&amp;ctz=Europe%2FBerlin' " \
+    "style='border: 0' width='800' height='600'></iframe></main></body></html>"
+CALENDAR_ID = "club@example.org"
+
+
+def _event(uid: str, title: str, start: datetime, created: datetime) -> str:
+    return (f"BEGIN:VEVENT\nDTSTART:{start:%Y%m%dT%H%M%SZ}\nDTEND:{start + timedelta(hours=2):%Y%m%dT%H%M%SZ}\n"
+            f"DTSTAMP:{created:%Y%m%dT%H%M%SZ}\nUID:{uid}@google.com\nCREATED:{created:%Y%m%dT%H%M%SZ}\n"
+            f"LOCATION:Clubhouse\\, Lindenstraße 3\nSUMMARY:{title}\nEND:VEVENT\n")
+
+
+def _feed(events: list[str]) -> str:
+    return ("BEGIN:VCALENDAR\nPRODID:-//Google Inc//Google Calendar 70.9054//EN\nVERSION:2.0\nMETHOD:PUBLISH\n"
+            "X-WR-CALNAME:Club\n" + "".join(events) + "END:VCALENDAR\n")
+
+
+def test_a_calendar_in_a_frame_is_read_as_the_pages_list(pipeline_env, tmp_path):
+    now = datetime.now(UTC).replace(microsecond=0)
+    events = [_event(f"e{n}", f"Club evening {n}", now + timedelta(days=3 * n), now - timedelta(days=10 - n))
+              for n in range(1, 4)]
+    site = tmp_path / "site"
+    (site / "calendar/ical" / CALENDAR_ID / "public").mkdir(parents=True)
+    feed = site / "calendar/ical" / CALENDAR_ID / "public/basic.ics"
+    feed.write_text(_feed(events))
+    (site / "events.html").write_text(EVENTS_PAGE)
+    for page in ("news", "about", "join", "contact"):
+        (site / f"{page}.html").write_text(f"<html><body><h1>{page}</h1><p>About the club.</p></body></html>")
+    # Every tick a revisit, a simulated hour every 4 s: time for a read's calendar to come in before the next.
+    env = pipeline_env | {"SOURCEWATCH_REVISIT_MODEL": str(_always_fetch_model(tmp_path / "model.pt")),
+                          "SOURCEWATCH_REVISIT_CLOCK_SPEED": "900", "SOURCEWATCH_REVISIT_CLOCK_ORIGIN": now.isoformat(),
+                          "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time())}
+    with serve_in_child(["serve-sites", str(site)], env) as homepages:
+        page = next(iter(homepages.values())).rstrip("/") + "/events.html"
+        asyncio.run(_found(env["SOURCEWATCH_KAFKA_BOOTSTRAP"], env["SOURCEWATCH_TOPIC_PREFIX"], [page]))
+        worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--loglevel", "warning"], env=env,
+                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+        def records() -> list[dict]:
+            return _sql(f"SELECT DISTINCT title, item_url, place, toString(date) AS date FROM records "
+                        f"WHERE source_url = '{page}' ORDER BY date", env)
+
+        def changes() -> list[dict]:
+            return _sql(f"SELECT title, count() AS n FROM changes WHERE source_url = '{page}' GROUP BY title", env)
+
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and len(records()) < 3:
+                time.sleep(1)
+            first = records()
+            # The first read has seeded the calendar's events; the club adds one.
+            feed.write_text(_feed([*events, _event("e9", "Summer party", now + timedelta(days=40), now)]))
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and not changes():
+                time.sleep(1)
+            time.sleep(9)  # two more revisits: nothing more is reported
+            found = changes()
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            output, _ = worker.communicate(timeout=60)
+        assert worker.returncode == 0, output[-3000:]
+        shown = run_cli(["records", page], env)
+        query = queries.sources_page("", 50, 0, False)
+        sources = _sql(query.sql.replace("{search:String}", "''").replace("{limit:UInt32}", "50")
+                       .replace("{offset:UInt32}", "0"), env)
+        stops = _sql("SELECT url, reason FROM watch_stops", env)
+        fetched = _sql("SELECT url, reason, status FROM fetches WHERE reason = 'calendar' LIMIT 1", env)
+    # The page itself shows only its menu; its calendar's events are its records, linked to the page.
+    assert [row["title"] for row in first] == ["Club evening 1", "Club evening 2", "Club evening 3"], output[-3000:]
+    assert all(row["item_url"].startswith(page + "#event-e") and row["place"] == "Clubhouse, Lindenstraße 3"
+               for row in first)
+    # Fetched through the fetch stage from the feed the frame names (the holiday calendar beside it left out).
+    assert fetched and fetched[0]["url"].endswith("/calendar/ical/club%40example.org/public/basic.ics")
+    assert fetched[0]["status"] == 200
+    # Discovery's find is kept: its first read showed a list, the calendar's.
+    assert stops == []
+    assert {row["url"]: row["no_list"] for row in sources} == {page: None}
+    # The event added later is reported once, the others never (the first read seeded them).
+    assert found == [{"title": "Summer party", "n": 1}]
+    assert shown.returncode == 0 and "Summer party" in shown.stdout and "Club evening 2" in shown.stdout
