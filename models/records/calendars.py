@@ -12,7 +12,8 @@ A feed's events become records: the title its SUMMARY, the date its start, the p
 snippet its DESCRIPTION's text, the publication time its CREATED (when the event was put on the calendar:
 what a watcher of the page waits for). A repeating event gives one record per occurrence within the window
 read (a month back, a year ahead). An event has no page of its own outside Google; its link is the embedding
-page with the event's UID as fragment, so a record's identity (link, title, date) is the event's.
+page with the event's UID as fragment, so a record's identity (link, title, date) is the event's. A feed cut at
+the size a message carries is read up to its last whole event.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def calendar_records(feed: str, page_url: str, now: datetime) -> list[ExtractedR
     before `now` to a year after, soonest first, at most MAX_EVENTS. Raises CalendarUnreadable."""
     end = now + WINDOW_AFTER
     try:
-        calendar = icalendar.Calendar.from_ical(feed)
+        calendar = icalendar.Calendar.from_ical(_closed(feed))
         for event in calendar.walk("VEVENT"):
             rule = event.get("RRULE")
             if rule is not None and _TOO_FREQUENT & {str(freq).upper() for freq in rule.get("FREQ", [])}:
@@ -117,6 +118,15 @@ def calendar_records(feed: str, page_url: str, now: datetime) -> list[ExtractedR
             snippet=snippet, position=position, text=normalize_space(f"{title} {start:%Y-%m-%d %H:%M} {place}"),
             place=place, published=_moment(created.dt) if created is not None else None, event_start=start))
     return records
+
+
+def _closed(feed: str) -> str:
+    """The feed, or where it was cut (a feed past the size a message carries arrives truncated) its events up to
+    the last whole one, closed."""
+    if "END:VCALENDAR" in feed[-64:].upper():
+        return feed
+    last = feed.rfind("END:VEVENT")
+    return feed if last < 0 else feed[:last] + "END:VEVENT\r\nEND:VCALENDAR\r\n"
 
 
 def _start(event: icalendar.Event) -> datetime:

@@ -138,3 +138,9 @@ def test_a_flooding_series_is_cut() -> None:
     records = calendar_records(feed, PAGE, datetime(2026, 12, 4, tzinfo=UTC))
     assert len(records) == MAX_EVENTS
     assert [r.title for r in records].count("Every minute") == 1
+
+
+def test_a_feed_cut_short_gives_its_whole_events() -> None:
+    cut = FEED[:FEED.index("UID:closed@google.com") + 10]  # inside the all-day event
+    titles = {r.title for r in calendar_records(cut, PAGE, datetime(2026, 12, 4, 12, tzinfo=UTC))}
+    assert titles == {"Annual meeting", "Practice"}
