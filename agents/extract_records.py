@@ -20,16 +20,15 @@ from datetime import datetime
 
 import faust
 
-from agents.calendars import calendar_record_messages, calendar_requests
 from agents.item_times import Held, HeldOutcomes
 from agents.links import is_html
+from agents.list_feeds import list_feed_record_messages, list_feed_requests
 from agents.overflow import next_page_request, next_page_url, overflowed
 from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_records, revisit_outcome, source_of
-from models.records.calendars import CalendarUnreadable
 from models.records.item_time import published_time
-from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS, IN_A_FRAME
+from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS, FEED_UNREAD
 from models.web.dom import parse_html
-from schemas.crawl import CALENDAR_REASON, ITEM_TIME_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
+from schemas.crawl import ITEM_TIME_REASON, LIST_FEED_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events, kept_if_failed
@@ -74,8 +73,8 @@ async def extract_records(stream):
                 if page.reason == ITEM_TIME_REASON:
                     await _read_item_time(page, held, loop)
                     continue
-                if page.reason == CALENDAR_REASON:
-                    await _read_calendar(page, detector, held, loop)
+                if page.reason == LIST_FEED_REASON:
+                    await _read_list_feed(page, detector, held, loop)
                     progress.of(page.crawl_id).pages_extracted += 1
                     continue
                 if page.ok and is_html(page) and witnesses.wants(page):
@@ -104,14 +103,14 @@ async def extract_records(stream):
                         log.info("no list on %s: %s", page.final_url, NO_LIST_DESCRIPTIONS[no_list])
                         metrics.count("pages_without_records" if not read.records else "pages_read_as_their_menu",
                                       "extract_records", reason=no_list)
-                    calendars = await loop.run_in_executor(None, calendar_requests, page, read.extraction)
-                    if page.url == source and not calendars:
+                    feeds = await loop.run_in_executor(None, list_feed_requests, page, read.extraction)
+                    if page.url == source and not feeds:
                         # What the source's last read showed, for its page in the API and on the dashboard (where
-                        # the page embeds calendars, their reads tell: _read_calendar).
+                        # a feed holds its list, the feed's read tells: _read_list_feed).
                         metrics.gauge("list_shown", "extract_records", 0.0 if no_list else 1.0, source=source,
                                       no_list=no_list)
-                    # A page whose list is the calendar it embeds lists what its calendar lists, not its menu.
-                    records = [] if calendars else read.records
+                    # A page whose list a feed holds lists what the feed lists, not its menu.
+                    records = [] if feeds else read.records
                     for record in records:
                         crawl.records_sent += 1
                         await send("records.extracted", record)
@@ -125,11 +124,11 @@ async def extract_records(stream):
                     if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(
                             records, new_items, detector.reached_known(records, source), overflow):
                         reading_on = await _read_on(page, loop)
-                    for request in calendars:
-                        log.info("%s: its list is the calendar it embeds; reading %s", page.url, request.url)
-                        metrics.count("calendars_requested", "extract_records")
+                    for request in feeds:
+                        log.info("%s shows no list of its own; reading its list's feed %s", page.url, request.url)
+                        metrics.count("list_feeds_requested", "extract_records")
                         await send("crawl.requests", request)
-                    reading_on = reading_on or bool(calendars)
+                    reading_on = reading_on or bool(feeds)
                     metrics.count("records_extracted", "extract_records", len(records))
                     metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                     metrics.count("pages_read", "extract_records")
@@ -172,36 +171,36 @@ async def _read_on(page: PageFetched, loop) -> bool:
     return True
 
 
-async def _read_calendar(page: PageFetched, detector: ChangeDetector, held: HeldOutcomes, loop) -> None:
-    """A calendar feed a source page embeds (agents.calendars): its events as the source's records, those it
+async def _read_list_feed(page: PageFetched, detector: ChangeDetector, held: HeldOutcomes, loop) -> None:
+    """A feed that holds a source page's list (agents.list_feeds): its entries as the source's records, those it
     never listed before as new items, folded into a revisit's held outcome."""
     source = source_of(page)
     records, new_items = [], []
     if not page.ok:
-        log.info("%s: its calendar %s was not fetched (%s)", source, page.url, page.error.value)
-        metrics.count("calendars_unread", "extract_records", reason=page.error.value)
+        log.info("%s: its list's feed %s was not fetched (%s)", source, page.url, page.error.value)
+        metrics.count("list_feeds_unread", "extract_records", reason=page.error.value)
     else:
         try:
-            records = await loop.run_in_executor(None, calendar_record_messages, page)
-        except CalendarUnreadable as error:
-            log.warning("%s: its calendar %s is no iCalendar feed (%s)", source, page.url, error)
-            metrics.count("calendars_unread", "extract_records", reason="unreadable")
+            records = await loop.run_in_executor(None, list_feed_record_messages, page)
+        except ValueError as error:  # CalendarUnreadable, FeedUnreadable
+            log.warning("%s: its list's feed %s cannot be read (%s)", source, page.url, error)
+            metrics.count("list_feeds_unread", "extract_records", reason="unreadable")
     if records:
         for record in records:
             await send("records.extracted", record)
         new_items = detector.new_items(records, source, page.crawl_id)
         for item in new_items:
-            metrics.count("new_items", "extract_records", page="calendar")
+            metrics.count("new_items", "extract_records", page="feed")
             await send("changes.detected", item)
         metrics.count("records_extracted", "extract_records", len(records))
-    # The source's list is its calendar's: shown, or still in a frame not read.
+    metrics.count("list_feeds_read", "extract_records", found=str(bool(records)).lower())
+    # The source's list is its feed's: shown, or not read.
     metrics.gauge("list_shown", "extract_records", float(bool(records)), source=source,
-                  no_list="" if records else IN_A_FRAME)
-    metrics.count("calendars_read", "extract_records", found=str(bool(records)).lower())
+                  no_list="" if records else FEED_UNREAD)
     crawl = progress.of(page.crawl_id)
     crawl.records_sent += len(records)
     crawl.new_items_sent += len(new_items)
-    await _send_held(page, held.extend(page, new_items, reading_on=False, calendar=records))
+    await _send_held(page, held.extend(page, new_items, reading_on=False, listed_instead=records))
 
 
 async def _read_item_time(page: PageFetched, held: HeldOutcomes, loop) -> None:

@@ -106,11 +106,11 @@ class HeldOutcomes:
         return held
 
     def extend(self, page: PageFetched, new_items: Sequence[ItemDiscovered], reading_on: bool,
-               calendar: Sequence[RecordExtracted] = ()) -> Held:
+               listed_instead: Sequence[RecordExtracted] = ()) -> Held:
         """Fold a next page of the list (read on from a held revisit: the same tick) into the revisit's outcome:
         its new items, their item pages to time; the outcome is sent once the list's last page is read (not
         `reading_on`) and no item page is out. A page of a revisit whose outcome is gone (a later revisit sent
-        it) changes nothing. The records of a `calendar` the page embeds (agents.calendars) are its list: what
+        it) changes nothing. The records of a feed that holds the page's list (agents.list_feeds) are its list: what
         the page itself listed (its menu, or nothing) gives way to them."""
         held = Held()
         entry = dict(self.table.get(page.source_url or "") or {})
@@ -128,10 +128,10 @@ class HeldOutcomes:
                 waiting.append([item.item_url, [("published", offset + index)]])
         outcome = outcome.model_copy(update={"new_items": outcome.new_items + len(new_items),
                                              "published": [*outcome.published, *(item.publication for item in new_items)]})
-        if calendar:
+        if listed_instead:
             outcome = outcome.model_copy(update={
-                "listed": [record.publication for record in calendar], "in_navigation": False,
-                "linked": sum(bool(record.item_url) for record in calendar)})
+                "listed": [record.publication for record in listed_instead], "in_navigation": False,
+                "linked": sum(bool(record.item_url) for record in listed_instead)})
             # The page's own listed items are gone: no item page is awaited for them.
             waiting = [[url, kept] for url, spots in waiting
                        if (kept := [spot for spot in spots if spot[0] != "listed"])]

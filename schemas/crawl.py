@@ -16,12 +16,12 @@ LISTING_REASONS = ("source", "paginate")
 OVERFLOW_REASON = "overflow"
 # Later pages of a list: read with the template of its first page.
 LATER_PAGE_REASONS = ("paginate", OVERFLOW_REASON)
-# The iCalendar feed of a calendar a watched page shows in a frame, where the page itself shows no list
-# (agents.calendars).
-CALENDAR_REASON = "calendar"
+# A feed that holds a watched page's list where the page itself shows none: the iCalendar feed of a calendar it
+# shows in a frame, or its section's RSS/Atom feed (agents.list_feeds).
+LIST_FEED_REASON = "list_feed"
 # Fetches whose records are read: the listings, a source page fetched again to look for new items, the next
-# pages of one whose items were all new, and the calendars a page embeds.
-RECORD_REASONS = (*LISTING_REASONS, "revisit", OVERFLOW_REASON, CALENDAR_REASON)
+# pages of one whose items were all new, and the feeds that hold a page's list.
+RECORD_REASONS = (*LISTING_REASONS, "revisit", OVERFLOW_REASON, LIST_FEED_REASON)
 # A watched listing's item page, fetched for the time its listing did not give.
 ITEM_TIME_REASON = "item_time"
 # A topical crawl's fetches (agents.crawl_topically): its Q-learning frontier picks each next page of a site.

@@ -26,11 +26,10 @@ from itertools import islice, takewhile
 from urllib.parse import parse_qs, quote, urljoin, urlsplit, urlunsplit
 
 import icalendar
-import lxml.html
 import recurring_ical_events
 
 from models.records.extraction import ExtractedRecord
-from models.web.dom import normalize_space, parse_html
+from models.web.dom import fragment_text, normalize_space, parse_html
 
 # A Google Calendar embed's path: /calendar/embed, and the account-scoped /calendar/u/0/embed, /calendar/b/1/embed.
 _EMBED_PATH = re.compile(r"^/calendar/(?:[bu]/\d+/)?embed/?$")
@@ -87,6 +86,11 @@ def _calendar_id(value: str) -> str:
     return decoded if "@" in decoded and decoded.isprintable() else value
 
 
+def is_calendar(body: str) -> bool:
+    """Whether a fetched body is an iCalendar document (a feed's server may call it text/plain)."""
+    return body.lstrip("\ufeff \t\r\n")[:15].upper() == "BEGIN:VCALENDAR"
+
+
 def calendar_records(feed: str, page_url: str, now: datetime) -> list[ExtractedRecord]:
     """The records of an iCalendar feed embedded in the page at `page_url`: every event occurring from a month
     before `now` to a year after, soonest first, at most MAX_EVENTS. Raises CalendarUnreadable."""
@@ -110,7 +114,7 @@ def calendar_records(feed: str, page_url: str, now: datetime) -> list[ExtractedR
     for position, (start, event) in enumerate(sorted(events, key=lambda pair: pair[0])):
         title = normalize_space(str(event.get("SUMMARY", "")))
         place = normalize_space(str(event.get("LOCATION", "")))
-        snippet = _description_text(str(event.get("DESCRIPTION", "")))[:SNIPPET_CHARS]
+        snippet = fragment_text(str(event.get("DESCRIPTION", "")))[:SNIPPET_CHARS]
         created = event.get("CREATED")
         uid = str(event.get("UID", "")) or f"{title}-{start.isoformat()}"
         records.append(ExtractedRecord(
@@ -141,11 +145,3 @@ def _moment(value: date | datetime) -> datetime:
     if isinstance(value, datetime):
         return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
     return datetime.combine(value, time(), tzinfo=UTC)
-
-
-def _description_text(description: str) -> str:
-    """Google's descriptions are HTML fragments (its text nodes spaced apart: a `<br>` or a paragraph ends a
-    sentence), others plain text."""
-    if "<" not in description:
-        return normalize_space(description)
-    return normalize_space(" ".join(lxml.html.fragment_fromstring(description, create_parent="div").itertext()))

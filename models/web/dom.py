@@ -134,3 +134,15 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
         return lxml.html.document_fromstring(_xml_safe(html).encode("utf-8"), parser=_UTF8_PARSER)
     except (lxml.etree.ParserError, ValueError):
         return None
+
+
+def fragment_text(html: str) -> str:
+    """The text of an HTML fragment (a feed's summary, a calendar event's description), its text nodes spaced
+    apart — a `<br>` or a paragraph ends a sentence —; plain text as it is."""
+    if "<" not in html:
+        return normalize_space(html)
+    try:
+        fragment = lxml.html.fragment_fromstring(_xml_safe(html), create_parent="div")
+    except (lxml.etree.ParserError, ValueError):
+        return normalize_space(html)
+    return normalize_space(" ".join(fragment.itertext()))

@@ -140,17 +140,17 @@ def _calendar_event(n: int, created: datetime | None) -> RecordExtracted:
 
 def test_a_calendar_the_page_embeds_is_its_list_in_the_outcome():
     held = HeldOutcomes({})
-    # The page's own read found its menu; its list is the calendar being fetched (agents.calendars).
+    # The page's own read found its menu; its list is the calendar being fetched (agents.list_feeds).
     menu = [_record(n, None) for n in range(4)]
     sending = held.hold(_revisit(), revisit_outcome(_revisit(), [], menu, in_navigation=True), [], menu,
                         reading_on=True)
     assert sending.outcomes == []
     feed = PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/basic.ics",
-                       final_url="https://calendar.example/basic.ics", reason="calendar", status=200,
+                       final_url="https://calendar.example/basic.ics", reason="list_feed", status=200,
                        content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=TICK)
     events = [_calendar_event(1, DAY.replace(hour=9)), _calendar_event(2, None)]
     new = [_new(events[1])]  # no CREATED: untimed, but an event on its page is no page to fetch for a time
-    sending = held.extend(feed, new, reading_on=False, calendar=events)
+    sending = held.extend(feed, new, reading_on=False, listed_instead=events)
     assert sending.requests == [] and len(sending.outcomes) == 1
     outcome = sending.outcomes[0]
     assert outcome.listed == [DAY.replace(hour=9), None] and outcome.linked == 2

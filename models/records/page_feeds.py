@@ -1,0 +1,72 @@
+"""A list a page keeps in its own feed: the RSS or Atom feed a page that shows no list of its own advertises,
+read as its records.
+
+Static sites (Hugo, Jekyll, WordPress categories) give each section a feed of its items — `/events/index.xml`
+beside `/events/`, `/category/news/feed/` — and advertise it in the page's head (`<link rel="alternate"
+type="application/rss+xml">`). Where the page itself shows only its menu (an events page whose items its
+script draws, a list of one item) or nothing, that feed is its list. Only a feed under the page's own path is
+the page's: a site-wide feed beside a section's page lists the whole site's posts, not the section's.
+
+Each entry becomes a record: its link, title, date (published, else updated: the feed tells a publication's
+time, often to the second) and summary's text.
+"""
+
+from __future__ import annotations
+
+import calendar
+from datetime import UTC, datetime
+from urllib.parse import urljoin, urlsplit
+
+import feedparser
+
+from models.records.extraction import ExtractedRecord
+from models.web.dom import fragment_text, normalize_space, parse_html
+
+_FEED_TYPES = ("application/rss+xml", "application/atom+xml")
+SNIPPET_CHARS = 300
+MAX_ENTRIES = 300
+
+
+class FeedUnreadable(ValueError):
+    """The body is no RSS or Atom feed with entries."""
+
+
+def own_feeds(html: str, page_url: str) -> list[str]:
+    """The feeds the page advertises that lie under its own path (its section's), in the page's order."""
+    root = parse_html(html)
+    if root is None:
+        return []
+    page = urlsplit(page_url)
+    directory = page.path[:page.path.rfind("/") + 1] or "/"
+    feeds = []
+    for link in root.iter("link"):
+        if "alternate" not in (link.get("rel") or "").lower().split() or \
+                (link.get("type") or "").strip().lower() not in _FEED_TYPES or not link.get("href"):
+            continue
+        feed = urlsplit(urljoin(page_url, link.get("href").strip()))
+        if feed.scheme in ("http", "https") and feed.netloc == page.netloc and feed.path.startswith(directory) \
+                and feed.geturl() not in feeds:
+            feeds.append(feed.geturl())
+    return feeds
+
+
+def feed_records(feed: str, feed_url: str) -> list[ExtractedRecord]:
+    """The records of an RSS or Atom feed, in its order, at most MAX_ENTRIES. Raises FeedUnreadable."""
+    # As bytes: feedparser takes a string that looks like an address for one to fetch.
+    parsed = feedparser.parse(feed.encode("utf-8", "replace"))
+    if not parsed.entries:
+        reason = f"{type(parsed.bozo_exception).__name__}: {parsed.bozo_exception}" if parsed.bozo else "no entries"
+        raise FeedUnreadable(reason)
+    records = []
+    for entry in parsed.entries[:MAX_ENTRIES]:
+        title = normalize_space(entry.get("title", ""))
+        link = urljoin(feed_url, entry.get("link", "")) if entry.get("link") else ""
+        moment = entry.get("published_parsed") or entry.get("updated_parsed")
+        date = datetime.fromtimestamp(calendar.timegm(moment), UTC) if moment else None
+        snippet = fragment_text(entry.get("summary", ""))[:SNIPPET_CHARS]
+        if not title and not link:
+            continue
+        records.append(ExtractedRecord(item_url=link, title=title, date=date, snippet=snippet,
+                                       position=len(records), text=normalize_space(f"{title} {snippet}"),
+                                       published=date))
+    return records
