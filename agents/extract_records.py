@@ -175,25 +175,28 @@ async def _read_list_feed(page: PageFetched, detector: ChangeDetector, held: Hel
     """A feed that holds a source page's list (agents.list_feeds): its entries as the source's records, those it
     never listed before as new items, folded into a revisit's held outcome."""
     source = source_of(page)
-    records, new_items = [], []
+    records, new_items, unread = [], [], ""
     if not page.ok:
         log.info("%s: its list's feed %s was not fetched (%s)", source, page.url, page.error.value)
-        metrics.count("list_feeds_unread", "extract_records", reason=page.error.value)
+        unread = page.error.value
     else:
         try:
             records = await loop.run_in_executor(None, list_feed_record_messages, page)
-        except ValueError as error:  # CalendarUnreadable, FeedUnreadable
+        except ValueError as error:  # CalendarUnreadable, FeedUnreadable (a feed without entries too)
             log.warning("%s: its list's feed %s cannot be read (%s)", source, page.url, error)
-            metrics.count("list_feeds_unread", "extract_records", reason="unreadable")
+            unread = "unreadable"
+        unread = unread or ("" if records else "no entries")  # a calendar with no event in its window
+    if unread:
+        metrics.count("list_feeds_unread", "extract_records", reason=unread)
+    for record in records:
+        await send("records.extracted", record)
+    new_items = detector.new_items(records, source, page.crawl_id) if records else []
+    for item in new_items:
+        metrics.count("new_items", "extract_records", page="feed")
+        await send("changes.detected", item)
     if records:
-        for record in records:
-            await send("records.extracted", record)
-        new_items = detector.new_items(records, source, page.crawl_id)
-        for item in new_items:
-            metrics.count("new_items", "extract_records", page="feed")
-            await send("changes.detected", item)
         metrics.count("records_extracted", "extract_records", len(records))
-    metrics.count("list_feeds_read", "extract_records", found=str(bool(records)).lower())
+        metrics.count("list_feeds_read", "extract_records")
     # The source's list is its feed's: shown, or not read.
     metrics.gauge("list_shown", "extract_records", float(bool(records)), source=source,
                   no_list="" if records else FEED_UNREAD)

@@ -48,7 +48,8 @@ def list_feed_requests(page: PageFetched, extraction: Extraction) -> list[CrawlR
 
 def list_feed_record_messages(page: PageFetched) -> list[RecordExtracted]:
     """The records of a fetched feed, for the source page whose list it holds (a calendar's events linked
-    there). Raises ValueError (models.records.calendars.CalendarUnreadable, models.records.page_feeds.FeedUnreadable)."""
+    there). Raises ValueError (models.records.calendars.CalendarUnreadable,
+    models.records.page_feeds.FeedUnreadable)."""
     if is_calendar(page.body):
         return record_messages(page, calendar_records(page.body, source_of(page), fetched_at(page)))
     return record_messages(page, feed_records(page.body, page.final_url))

@@ -292,13 +292,14 @@ def dashboard_panels(seconds: int, step: int) -> dict[str, Query]:
         "new_items": f"SELECT {_bucket()}, count() AS items FROM changes WHERE {_since()} GROUP BY t ORDER BY t",
         "revisits": f"SELECT {_bucket()}, count() AS decisions, countIf(fetch) AS fetches FROM revisit_decisions "
                     f"WHERE {_since()} GROUP BY t ORDER BY t",
-        # A page read without a list is counted by its reason (models.records.no_list), each reason a row.
+        # A page read without a list is counted by its reason (models.records.no_list), each reason a row, and so
+        # is a feed holding such a page's list that was not read (agents.list_feeds).
         "reading": f"SELECT counter AS name, n FROM (SELECT if(labels['reason'] = '', name, "
                    f"concat(name, ': ', labels['reason'])) AS counter, sum(value) AS n FROM metrics WHERE {_since()} "
                    "AND stage IN ('extract_records', 'tag_pagination', 'follow_pagination') AND kind = 'count' "
                    "AND name IN ('pages_read', 'records_extracted', 'new_items', 'pages_tagged', "
                    "'multipage_sources', 'pages_without_records', 'pages_read_as_their_menu', "
-                   "'item_pages_requested') GROUP BY counter) ORDER BY name",
+                   "'item_pages_requested', 'list_feeds_read', 'list_feeds_unread') GROUP BY counter) ORDER BY name",
         "discovery": f"SELECT end, count() AS episodes, sum(length(found)) AS found, sum(clicks) AS clicks, "
                      f"avg(unit_cost) AS unit_cost FROM discovery_episodes WHERE {_since()} GROUP BY end ORDER BY end",
         "latest_items": f"SELECT first_seen, source_url, item_url, title, date FROM changes WHERE {_since()} "

@@ -80,7 +80,8 @@ class Source(BaseModel):
     stopped_because: str | None = Field(None, description="why it is no longer watched: \"requested\" (a person), "
                                         "or why the revisit stage withdrew the find")
     no_list: str | None = Field(None, description="why its last read showed no list of items: no_document, "
-                                "too_deep, in_a_frame, menu_only, no_text or no_repeats; null where it showed one")
+                                "too_deep, in_a_frame, menu_only, no_text or no_repeats, or feed_unread where "
+                                "the feed that holds its list was not read; null where it showed one")
     records: int | None
     last_record_seen: datetime | None
     new_items: int | None

@@ -35,7 +35,7 @@ DESCRIPTIONS = {
                 "events are read, through its feed: agents.list_feeds)",
     NO_REPEATS: "no repeated structure: a page of prose or of a single item",
     FEED_UNREAD: "no list in the page itself, and the feed that holds it (the calendar it embeds, or its "
-                 "section's feed) could not be fetched or read",
+                 "section's feed) could not be fetched or read, or lists nothing",
 }
 # libxml2 stops building the tree below this depth (its default, without XML_PARSE_HUGE).
 PARSER_DEPTH_CUT = 255

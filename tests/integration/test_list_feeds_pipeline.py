@@ -67,6 +67,9 @@ def test_lists_kept_in_feeds_are_read_as_the_pages_lists(pipeline_env, tmp_path)
     (site / "news/index.html").write_text(NEWS_PAGE)
     news = [(f"Club news {n}", now - timedelta(days=n, hours=3)) for n in range(1, 4)]
     (site / "news/index.xml").write_text(_rss(news))
+    # A page that names a feed it does not have.
+    (site / "talks").mkdir()
+    (site / "talks/index.html").write_text(NEWS_PAGE.replace("/news/index.xml", "/talks/index.xml"))
     for name in ("news", "about", "join", "contact"):
         (site / f"{name}.html").write_text(f"<html><body><h1>{name}</h1><p>About the club.</p></body></html>")
     # Every tick a revisit, a simulated hour every 4 s: time for a read's calendar to come in before the next.
@@ -75,8 +78,9 @@ def test_lists_kept_in_feeds_are_read_as_the_pages_lists(pipeline_env, tmp_path)
                           "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time())}
     with serve_in_child(["serve-sites", str(site)], env) as homepages:
         root = next(iter(homepages.values())).rstrip("/")
-        page, news_page = root + "/events.html", root + "/news/"
-        asyncio.run(_found(env["SOURCEWATCH_KAFKA_BOOTSTRAP"], env["SOURCEWATCH_TOPIC_PREFIX"], [page, news_page]))
+        page, news_page, talks_page = root + "/events.html", root + "/news/", root + "/talks/"
+        asyncio.run(_found(env["SOURCEWATCH_KAFKA_BOOTSTRAP"], env["SOURCEWATCH_TOPIC_PREFIX"],
+                           [page, news_page, talks_page]))
         worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--loglevel", "warning"], env=env,
                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -110,6 +114,8 @@ def test_lists_kept_in_feeds_are_read_as_the_pages_lists(pipeline_env, tmp_path)
         sources = _sql(query.sql.replace("{search:String}", "''").replace("{limit:UInt32}", "50")
                        .replace("{offset:UInt32}", "0"), env)
         stops = _sql("SELECT url, reason FROM watch_stops", env)
+        unread = _sql("SELECT labels['reason'] AS reason, sum(value) AS n FROM metrics "
+                      "WHERE name = 'list_feeds_unread' GROUP BY reason", env)
         fetched = _sql("SELECT DISTINCT url, status FROM fetches WHERE reason = 'list_feed' ORDER BY url", env)
     # The page itself shows only its menu; its calendar's events are its records, linked to the page.
     assert [row["title"] for row in first] == ["Club evening 1", "Club evening 2", "Club evening 3"], output[-3000:]
@@ -117,13 +123,17 @@ def test_lists_kept_in_feeds_are_read_as_the_pages_lists(pipeline_env, tmp_path)
                for row in first)
     # Fetched through the fetch stage from the feed the frame names (the holiday calendar beside it left out).
     assert fetched == [{"url": f"{root}/calendar/ical/club%40example.org/public/basic.ics", "status": 200},
-                       {"url": f"{root}/news/index.xml", "status": 200}]
+                       {"url": f"{root}/news/index.xml", "status": 200},
+                       {"url": f"{root}/talks/index.xml", "status": 404}]
     # The news page's items are its feed's, linked to their pages and dated to the second.
     assert [(row["title"], row["item_url"]) for row in first_news] == [
         (f"Club news {n}", f"{root}/news/club-news-{n}/") for n in (3, 2, 1)]
-    # Discovery's finds are kept: their first reads showed a list, the feeds'.
-    assert stops == []
-    assert {row["url"]: row["no_list"] for row in sources} == {page: None, news_page: None}
+    # Discovery's finds are kept: their first reads showed a list, the feeds'. The page whose feed is missing
+    # (its menu is not its list) shows none, is withdrawn, and says why.
+    assert stops == [{"url": talks_page, "reason": "its first read shows no list"}]
+    assert {row["url"]: row["no_list"] for row in sources} == {page: None, news_page: None,
+                                                                talks_page: "feed_unread"}
+    assert [row["reason"] for row in unread] == ["http_error"] and unread[0]["n"] >= 1
     # The items added later are reported once each, the others never (the first reads seeded them).
     assert found == [{"source_url": news_page, "title": "Club news 0", "n": 1},
                      {"source_url": page, "title": "Summer party", "n": 1}]

@@ -3,7 +3,16 @@
 from datetime import UTC, datetime
 
 from models.records.main_list import extract_records
-from models.records.no_list import DESCRIPTIONS, IN_A_FRAME, MENU_ONLY, NO_DOCUMENT, NO_REPEATS, NO_TEXT, TOO_DEEP
+from models.records.no_list import (
+    DESCRIPTIONS,
+    FEED_UNREAD,
+    IN_A_FRAME,
+    MENU_ONLY,
+    NO_DOCUMENT,
+    NO_REPEATS,
+    NO_TEXT,
+    TOO_DEEP,
+)
 from models.web.dom import parse_html
 
 URL = "https://example.org/events/"
@@ -66,7 +75,8 @@ def test_a_page_without_a_list_says_why_and_one_with_a_list_says_nothing():
     assert extract_records(parse_html(prose), URL).no_list == NO_REPEATS
     items = "".join(f"<li><a href='/events/{i}/'>Concert number {i}</a> March {i + 1}, 2026</li>" for i in range(4))
     assert _read(f"<main><ul>{items}</ul></main>").no_list == ""
-    assert set(DESCRIPTIONS) == {NO_DOCUMENT, TOO_DEEP, IN_A_FRAME, MENU_ONLY, NO_TEXT, NO_REPEATS}
+    # The reasons a page's reading gives, and the stream's own where the feed holding a page's list is not read.
+    assert set(DESCRIPTIONS) == {NO_DOCUMENT, TOO_DEEP, IN_A_FRAME, MENU_ONLY, NO_TEXT, NO_REPEATS, FEED_UNREAD}
 
 
 def test_a_list_of_one_item_is_read_as_one_record_below_the_lists_heading():
