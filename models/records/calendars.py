@@ -109,19 +109,28 @@ def calendar_records(feed: str, page_url: str, now: datetime) -> list[ExtractedR
             lambda pair: pair[0] < end, ((_start(event), event) for event in occurrences)), MAX_EVENTS)]
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise CalendarUnreadable(f"{type(error).__name__}: {error}") from None
-    records = []
+    records: list[ExtractedRecord] = []
     # The library orders an all-day event by its day in the calendar's zone; here all are read in UTC.
-    for position, (start, event) in enumerate(sorted(events, key=lambda pair: pair[0])):
+    for start, event in sorted(events, key=lambda pair: pair[0]):
         title = normalize_space(str(event.get("SUMMARY", "")))
         place = normalize_space(str(event.get("LOCATION", "")))
         snippet = fragment_text(str(event.get("DESCRIPTION", "")))[:SNIPPET_CHARS]
-        created = event.get("CREATED")
         uid = str(event.get("UID", "")) or f"{title}-{start.isoformat()}"
         records.append(ExtractedRecord(
             item_url=f"{page_url.split('#', 1)[0]}#event-{quote(uid, safe='@.-_')}", title=title, date=start,
-            snippet=snippet, position=position, text=normalize_space(f"{title} {start:%Y-%m-%d %H:%M} {place}"),
-            place=place, published=_moment(created.dt) if created is not None else None, event_start=start))
+            snippet=snippet, position=len(records), text=normalize_space(f"{title} {start:%Y-%m-%d %H:%M} {place}"),
+            place=place, published=_created(event), event_start=start))
     return records
+
+
+def _created(event: icalendar.Event) -> datetime | None:
+    """When the event was put on the calendar; None where the feed does not say, or says it wrongly (one
+    event's broken field does not cost the others)."""
+    try:
+        created = event.get("CREATED")
+        return _moment(created.dt) if created is not None else None
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def _closed(feed: str) -> str:

@@ -52,21 +52,31 @@ def own_feeds(html: str, page_url: str) -> list[str]:
 
 def feed_records(feed: str, feed_url: str) -> list[ExtractedRecord]:
     """The records of an RSS or Atom feed, in its order, at most MAX_ENTRIES. Raises FeedUnreadable."""
-    # As bytes: feedparser takes a string that looks like an address for one to fetch.
-    parsed = feedparser.parse(feed.encode("utf-8", "replace"))
+    try:
+        # As bytes: feedparser takes a string that looks like an address for one to fetch. Its loose parser, which
+        # takes over from the XML one on a malformed feed, fails on some markup with errors of its own.
+        parsed = feedparser.parse(feed.replace("\x00", "").encode("utf-8", "replace"))
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as error:
+        raise FeedUnreadable(f"{type(error).__name__}: {error}") from None
     if not parsed.entries:
         reason = f"{type(parsed.bozo_exception).__name__}: {parsed.bozo_exception}" if parsed.bozo else "no entries"
         raise FeedUnreadable(reason)
-    records = []
+    records: list[ExtractedRecord] = []
     for entry in parsed.entries[:MAX_ENTRIES]:
-        title = normalize_space(entry.get("title", ""))
-        link = urljoin(feed_url, entry.get("link", "")) if entry.get("link") else ""
-        moment = entry.get("published_parsed") or entry.get("updated_parsed")
-        date = datetime.fromtimestamp(calendar.timegm(moment), UTC) if moment else None
-        snippet = fragment_text(entry.get("summary", ""))[:SNIPPET_CHARS]
-        if not title and not link:
-            continue
-        records.append(ExtractedRecord(item_url=link, title=title, date=date, snippet=snippet,
-                                       position=len(records), text=normalize_space(f"{title} {snippet}"),
-                                       published=date))
+        try:
+            title = normalize_space(str(entry.get("title", "")))
+            link = urljoin(feed_url, str(entry.get("link", ""))) if entry.get("link") else ""
+            # Read as stored: feedparser's own lookup answers a missing `updated` with `published`, warning that
+            # it will stop.
+            moment = dict.get(entry, "published_parsed") or dict.get(entry, "updated_parsed")
+            date = datetime.fromtimestamp(calendar.timegm(moment), UTC) if moment else None
+            snippet = fragment_text(str(entry.get("summary", "")))[:SNIPPET_CHARS]
+        except (KeyError, ValueError, TypeError, OverflowError):
+            continue  # one broken entry does not cost the others
+        if title or link:
+            records.append(ExtractedRecord(item_url=link, title=title, date=date, snippet=snippet,
+                                           position=len(records), text=normalize_space(f"{title} {snippet}"),
+                                           published=date))
+    if not records:
+        raise FeedUnreadable("no readable entries")
     return records

@@ -1,11 +1,14 @@
 """A page's Google Calendar frame read through its public iCalendar feed (models.records.calendars)."""
 
+import random
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from models.records.calendars import MAX_EVENTS, CalendarUnreadable, calendar_feeds, calendar_records
+from tests.garbled_text import garbled
 
 PAGE = "https://club.example/calendar/"
 GOOGLE_FEED = "https://calendar.google.com/calendar/ical/{}/public/basic.ics"
@@ -144,3 +147,17 @@ def test_a_feed_cut_short_gives_its_whole_events() -> None:
     cut = FEED[:FEED.index("UID:closed@google.com") + 10]  # inside the all-day event
     titles = {r.title for r in calendar_records(cut, PAGE, datetime(2026, 12, 4, 12, tzinfo=UTC))}
     assert titles == {"Annual meeting", "Practice"}
+
+
+def test_hostile_feeds_give_records_or_say_they_are_unreadable() -> None:
+    rng, read = random.Random(11), Counter()
+    splices = ["\x00", "BEGIN:VEVENT\n", "END:VEVENT\n", "RRULE:FREQ=DAILY;COUNT=99999\n", "DTSTART:99999999T\n",
+               "CREATED:2026X\n", ";TZID=Mars/Base:", "UNTIL=1\n", "é" * 50]
+    for _ in range(300):
+        try:
+            records = calendar_records(garbled(FEED, rng, splices), PAGE, datetime(2026, 12, 4, tzinfo=UTC))
+            read["records" if records else "none"] += 1
+        except CalendarUnreadable:  # anything else raised fails the test
+            read["unreadable"] += 1
+    # Both ways taken: the garbling leaves some feeds readable and breaks others.
+    assert read["records"] > 0 and read["unreadable"] > 0, read

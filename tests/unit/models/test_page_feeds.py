@@ -1,12 +1,15 @@
 """A page's list kept in its section's RSS or Atom feed (models.records.page_feeds)."""
 
 import json
+import random
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from models.records.page_feeds import FeedUnreadable, feed_records, own_feeds
+from tests.garbled_text import garbled
 
 PAGE = "https://club.example/events/"
 HEAD = ("<html><head><title>Events</title><link rel='alternate' type='application/rss+xml' href='/feed.xml'>"
@@ -66,3 +69,18 @@ def test_real_pages_that_show_only_their_menu(data_dir: Path) -> None:
         assert own_feeds((sites / site / "site/events/index.html").read_text(), page) == [page + "index.xml"]
         titles = {r.title for r in feed_records((sites / site / "site/events/index.xml").read_text(), page)}
         assert expected <= titles
+
+
+SPLICES = ["\x00", "<item>", "</item>", "<![CDATA[", "&#xffff;", "<link>", "</link>", "é" * 50, "<entry>"]
+
+
+def test_hostile_feeds_give_records_or_say_they_are_unreadable() -> None:
+    rng, read = random.Random(7), Counter()
+    for _ in range(400):
+        try:
+            records = feed_records(garbled(rng.choice([RSS, ATOM]), rng, SPLICES), "https://club.example/feed.xml")
+            read["records" if records else "none"] += 1
+        except FeedUnreadable:  # anything else raised fails the test
+            read["unreadable"] += 1
+    # Both ways taken: the garbling leaves some feeds readable and breaks others.
+    assert read["records"] > 0 and read["unreadable"] > 0, read
