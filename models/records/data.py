@@ -76,6 +76,25 @@ class SnapshotList:
     witness_pages: list[tuple[str, str]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SnapshotSourcePage:
+    """A labelled source page of a site snapshot, as a user's `watch URL` reads it: alone."""
+
+    name: str
+    url: str
+    html: str
+    # The snapshot's files by URL path: what the site's own server would answer (its feeds among them).
+    root: Path
+    base: str
+
+    def file_for(self, url: str) -> Path | None:
+        """The snapshot file the site serves at `url` (a directory its index.html); None off the site."""
+        if not url.startswith(self.base):
+            return None
+        path = self.root / urlsplit(url).path.removeprefix(urlsplit(self.base).path).lstrip("/")
+        return next((file for file in (path, path / "index.html") if file.is_file()), None)
+
+
 def read_html(path: Path) -> str:
     return decode_body(path.read_bytes())[0]
 
@@ -157,6 +176,27 @@ def load_snapshot_lists(sites: Path) -> Iterator[SnapshotList]:
                 witnesses = _linked_pages(root, manifest, base, {url for url, _ in pages})
                 yield SnapshotList(name=f"{site_dir.name}/{source['url'].strip('/')}", pages=pages,
                                    item_urls=items, item_titles=titles, witness_pages=witnesses)
+
+
+def load_source_pages(sites: Path) -> Iterator[SnapshotSourcePage]:
+    """Every labelled source page of the snapshots, at the address its site serves it from (the site's first
+    host where the snapshot names no base URL)."""
+    for site_dir in sorted(sites.iterdir()):
+        manifest_path = site_dir / "manifest.json"
+        if not manifest_path.is_file():
+            continue
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        base = manifest.get("base_url") or ""
+        if urlsplit(base).scheme not in ("http", "https"):
+            host = (manifest.get("site_hosts") or [f"{site_dir.name}.invalid"])[0]
+            base = f"https://{host}{manifest.get('serve_prefix') or '/'}"
+        base = base.rstrip("/") + "/"
+        for source in manifest.get("source_pages", []):
+            file = site_dir / "site" / source["path"]
+            if file.is_file():
+                yield SnapshotSourcePage(name=f"{site_dir.name}/{source['path']}",
+                                         url=urljoin(base, _url_path(source["path"])), html=read_html(file),
+                                         root=site_dir / "site", base=base)
 
 
 def _linked_pages(root: Path, manifest: dict, base: str, listing_urls: set[str], most: int = WITNESS_PAGES

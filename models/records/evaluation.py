@@ -5,7 +5,8 @@ record's first field appears in its text, whitespace- and Unicode-normalised and
 encoding faults forgiven — `_label_matcher`; one-to-one), averaged over pages. City Scrapers: one-to-one
 recall of asserted items (title, or start date in a common rendering, in the record's text), exact-count
 accuracy where the expected count is known, precision only over pages whose items are all asserted. Snapshots:
-item-link recall over a listing and its pagination. sourcewatch reads each page with the site's other pages as
+item-link recall over a listing and its pagination, and each labelled source page read alone: why it shows no
+list, and whether a feed holds it. sourcewatch reads each page with the site's other pages as
 witnesses of its template where the data set has them (models.records.witnesses); the baseline reads the page
 alone.
 """
@@ -18,11 +19,12 @@ import time
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
-from models.records.data import CityScrapersPage, EstukaPage, SnapshotList
+from models.records.data import CityScrapersPage, EstukaPage, SnapshotList, SnapshotSourcePage
 from models.records.extraction import ExtractedRecord, item_link, record_key, sibling_group_baseline
+from models.records.list_feeds import list_feed_records, list_feed_urls
 from models.records.main_list import extract_list, extract_records
 from models.records.ranker import LargestRegion, Ranking
 from models.records.witnesses import Fingerprint, merged, page_fingerprint, witnesses_by_site
@@ -342,6 +344,37 @@ def evaluate_snapshots(lists: Sequence[SnapshotList], ranker: Ranking | None = N
         # The listings' pages read without a list, by the reason the reading gave (models.records.no_list).
         **({} if baseline else {"pages_without_a_list": dict(sorted(no_list.items()))}),
     } if per_list else {}
+
+
+def evaluate_source_pages(pages: Sequence[SnapshotSourcePage], ranker: Ranking | None = None) -> dict:
+    """Each labelled source page read alone, as a user's `watch URL` first reads it (no witness pages): how many
+    show no list and why (models.records.no_list), and of those, the ones whose list a feed holds
+    (models.records.list_feeds) — the feed named, found among the site's files, and read as records; a feed
+    the snapshot does not hold (a Google Calendar's) is named only."""
+    no_list: Counter[str] = Counter()
+    in_feeds: Counter[str] = Counter()
+    by_page = {}
+    for page in pages:
+        reason = extract_records(parse_html(page.html), page.url, ranker=ranker).no_list
+        if not reason:
+            continue
+        no_list[reason] += 1
+        feeds = list_feed_urls(page.html, page.url, reason)
+        files = [(feed, file) for feed in feeds if (file := page.file_for(feed)) is not None]
+        read = []
+        for feed, file in files:
+            try:
+                read += list_feed_records(file.read_text(encoding="utf-8", errors="replace"), feed, page.url,
+                                          datetime.now(UTC))
+            except ValueError:
+                continue
+        in_feeds.update({"feed_named": bool(feeds), "feed_in_snapshot": bool(files), "read_from_feed": bool(read)})
+        by_page[page.name] = {"no_list": reason, "feeds": feeds, "records_from_feed": len(read)}
+    return {"pages": len(pages), "without_a_list": dict(sorted(no_list.items())),
+            # Of the pages without a list: a feed named as holding it, that feed among the snapshot's files, and
+            # records read from it.
+            "list_in_a_feed": {key: in_feeds[key] for key in ("feed_named", "feed_in_snapshot", "read_from_feed")},
+            "by_page": by_page}
 
 
 def _page_links(parsed: Sequence[tuple]) -> set[str]:

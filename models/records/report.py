@@ -14,13 +14,20 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from models.records.data import is_city_scrapers, load_city_scrapers, load_estuka, load_snapshot_lists
+from models.records.data import (
+    is_city_scrapers,
+    load_city_scrapers,
+    load_estuka,
+    load_snapshot_lists,
+    load_source_pages,
+)
 from models.records.dates import has_time_of_day
 from models.records.evaluation import (
     baseline_extractor,
     evaluate_city_scrapers,
     evaluate_estuka,
     evaluate_snapshots,
+    evaluate_source_pages,
     largest_region_extractor,
     page_witnesses,
     ranked_extractor,
@@ -107,7 +114,8 @@ def evaluate_records(directory: Path, progress_bar: ProgressFactory) -> dict:
         lists = list(load_snapshot_lists(directory))
         return {"data": "sites", **evaluate_snapshots(lists),
                 "largest_region": evaluate_snapshots(lists, LargestRegion()),
-                "baseline": evaluate_snapshots(lists, baseline=True)}
+                "baseline": evaluate_snapshots(lists, baseline=True),
+                "source_pages": evaluate_source_pages(list(load_source_pages(directory)))}
     sets = _labelled(directory, progress_bar)
     folds = sorted({fold for data in sets for fold in data.folds})
     if len(folds) < 2:
@@ -164,6 +172,12 @@ def print_evaluation(result: dict) -> None:
                   f"({figures['linked_item_link_recall']:.3f} of the {figures['items_linked']} items the listings "
                   f"link), item recall (link or feed title) {figures['item_recall']:.3f}, "
                   f"title as the feed's on {figures['title_accuracy']:.3f} of those found by link")
+        pages = result["source_pages"]
+        feeds = pages["list_in_a_feed"]
+        reasons = ", ".join(f"{reason} {n}" for reason, n in pages["without_a_list"].items()) or "none"
+        print(f"labelled source pages read alone: {pages['pages']}; without a list: {reasons}; of these, a feed "
+              f"holds the list of {feeds['feed_named']} ({feeds['feed_in_snapshot']} in the snapshot, "
+              f"{feeds['read_from_feed']} read from it)")
         return
     print(f"sourcewatch: {result['protocol']['sourcewatch']}")
     for kind in LABELLED_SETS:

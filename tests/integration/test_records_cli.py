@@ -87,3 +87,17 @@ def test_train_records_writes_a_ranker_the_extractor_loads(data_dir, tmp_path):
     assert done.returncode == 0, done.stderr
     ranker = ListRanker.load(tmp_path / "r.pt")
     assert ranker.trained_on["pages"] == 60 and len(ranker.trained_on["folds"]) == 2
+
+
+def test_source_pages_read_alone_say_why_they_show_no_list_and_which_a_feed_holds(data_dir):
+    pages = cli_json(["eval", "records", "--data", str(data_dir / "sites")], {})["source_pages"]
+    assert pages["pages"] > 50  # the labelled source pages whose file the snapshots hold
+    assert sum(pages["without_a_list"].values()) == len(pages["by_page"])
+    # synergie-asso's events are drawn by a script; its section's feed, in the snapshot, holds them.
+    synergie = pages["by_page"]["synergie-asso/events/index.html"]
+    assert synergie["no_list"] == "menu_only" and synergie["records_from_feed"] == 2
+    # sand-point-hoa's calendar is a Google Calendar: its feed is named, not in the snapshot.
+    calendar = pages["by_page"]["sand-point-hoa/calendar/index.html"]
+    assert calendar["no_list"] == "in_a_frame" and calendar["feeds"][0].startswith("https://calendar.google.com/")
+    feeds = pages["list_in_a_feed"]
+    assert feeds["feed_named"] >= feeds["feed_in_snapshot"] >= feeds["read_from_feed"] >= 1
