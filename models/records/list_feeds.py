@@ -2,7 +2,7 @@
 
 A page that shows no list itself (models.records.no_list) may keep it in a feed: a Google Calendar in a frame
 (`in_a_frame`: the calendar's iCalendar feed, models.records.calendars), or the RSS/Atom feed of its own
-section it advertises where it shows only its menu, nothing visible, or no repeats (models.records.page_feeds).
+section it advertises where it shows only its menu or nothing visible (models.records.page_feeds).
 The stream fetches that feed and reads it as the page's records (agents.list_feeds); the evaluation reads the
 site snapshots' pages the same way.
 """
@@ -13,11 +13,13 @@ from datetime import datetime
 
 from models.records.calendars import calendar_feeds, calendar_records, is_calendar
 from models.records.extraction import ExtractedRecord
-from models.records.no_list import IN_A_FRAME, MENU_ONLY, NO_REPEATS, NO_TEXT
+from models.records.no_list import IN_A_FRAME, MENU_ONLY, NO_TEXT
 from models.records.page_feeds import feed_records, own_feeds
 
-# Where the page shows no list of its own, but a feed of its section it advertises may hold it.
-_FEED_STANDS_IN = (MENU_ONLY, NO_TEXT, NO_REPEATS)
+# Where the page shows no list of its own, but a feed of its section it advertises may hold it: a page whose
+# list is drawn by a script (its menu alone, or nothing visible). Not a page of prose (`no_repeats`): an article,
+# whose feed under its path is its comments.
+_FEED_STANDS_IN = (MENU_ONLY, NO_TEXT)
 
 
 def list_feed_urls(html: str, page_url: str, no_list: str) -> list[str]:
@@ -36,4 +38,4 @@ def list_feed_records(body: str, feed_url: str, page_url: str, now: datetime) ->
     models.records.page_feeds.FeedUnreadable)."""
     if is_calendar(body):
         return calendar_records(body, page_url, now)
-    return feed_records(body, feed_url)
+    return feed_records(body, feed_url, page_url)

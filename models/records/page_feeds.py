@@ -8,7 +8,8 @@ script draws, a list of one item) or nothing, that feed is its list. Only a feed
 the page's: a site-wide feed beside a section's page lists the whole site's posts, not the section's.
 
 Each entry becomes a record: its link, title, date (published, else updated: the feed tells a publication's
-time, often to the second) and summary's text.
+time, often to the second) and summary's text. A page's comments feed (WordPress advertises one under every
+page's path) links its entries into the page itself: those are no items, and such a feed reads as none.
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ def own_feeds(html: str, page_url: str) -> list[str]:
     return feeds
 
 
-def feed_records(feed: str, feed_url: str) -> list[ExtractedRecord]:
-    """The records of an RSS or Atom feed, in its order, at most MAX_ENTRIES. Raises FeedUnreadable."""
+def feed_records(feed: str, feed_url: str, page_url: str = "") -> list[ExtractedRecord]:
+    """The records of an RSS or Atom feed, in its order, at most MAX_ENTRIES, but for entries that link into the
+    page at `page_url` itself (a page's comments feed: `…/events/feed/` on WordPress, its entries `#comment-12`
+    on the page — what people said about the page, not the items it lists). Raises FeedUnreadable."""
     try:
         # As bytes: feedparser takes a string that looks like an address for one to fetch. Its loose parser, which
         # takes over from the XML one on a malformed feed, fails on some markup with errors of its own.
@@ -73,7 +76,7 @@ def feed_records(feed: str, feed_url: str) -> list[ExtractedRecord]:
             snippet = fragment_text(str(entry.get("summary", "")))[:SNIPPET_CHARS]
         except (KeyError, ValueError, TypeError, OverflowError):
             continue  # one broken entry does not cost the others
-        if title or link:
+        if (title or link) and not (page_url and link.split("#", 1)[0] == page_url.split("#", 1)[0]):
             records.append(ExtractedRecord(item_url=link, title=title, date=date, snippet=snippet,
                                            position=len(records), text=normalize_space(f"{title} {snippet}"),
                                            published=date))

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from models.records.list_feeds import list_feed_urls
+from models.records.no_list import MENU_ONLY, NO_REPEATS
 from models.records.page_feeds import FeedUnreadable, feed_records, own_feeds
 from tests.garbled_text import garbled
 
@@ -84,3 +86,19 @@ def test_hostile_feeds_give_records_or_say_they_are_unreadable() -> None:
             read["unreadable"] += 1
     # Both ways taken: the garbling leaves some feeds readable and breaks others.
     assert read["records"] > 0 and read["unreadable"] > 0, read
+
+
+def test_a_pages_comments_feed_lists_no_items() -> None:
+    """WordPress advertises each page's comments feed under its path: entries linking into the page itself."""
+    comments = ("<rss version='2.0'><channel><title>Comments on: Events</title>" + "".join(
+        f"<item><title>By: reader {n}</title><link>{PAGE}#comment-{n}</link>"
+        f"<pubDate>Wed, 15 Jun 2022 10:05:24 +0000</pubDate></item>" for n in range(3)) + "</channel></rss>")
+    with pytest.raises(FeedUnreadable):
+        feed_records(comments, PAGE + "feed/", PAGE)
+    assert len(feed_records(comments, PAGE + "feed/")) == 3  # read without the page: entries like any
+
+
+def test_a_page_of_prose_is_not_read_from_its_feed() -> None:
+    assert list_feed_urls(HEAD, PAGE, NO_REPEATS) == []
+    assert list_feed_urls(HEAD, PAGE, MENU_ONLY) == ["https://club.example/events/index.xml"]
+    assert list_feed_urls(HEAD, PAGE, "") == []
