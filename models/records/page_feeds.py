@@ -15,6 +15,7 @@ page's path) links its entries into the page itself: those are no items, and suc
 from __future__ import annotations
 
 import calendar
+import re
 from datetime import UTC, datetime
 from urllib.parse import urljoin, urlsplit
 
@@ -24,6 +25,10 @@ from models.records.extraction import ExtractedRecord
 from models.web.dom import fragment_text, normalize_space, parse_html
 
 _FEED_TYPES = ("application/rss+xml", "application/atom+xml")
+# A comments feed's title as WordPress writes it in its languages ("Events Comments Feed", "Kommentar-Feed",
+# "Flux des commentaires", "Feed de los comentarios", "Reacties feed", …): it is fetched on every read otherwise,
+# to find no item (feed_records tells by its entries too).
+_COMMENTS = re.compile(r"comment|kommentar|reacties|коммент|评论|評論|コメント|댓글", re.IGNORECASE)
 SNIPPET_CHARS = 300
 MAX_ENTRIES = 300
 
@@ -42,7 +47,8 @@ def own_feeds(html: str, page_url: str) -> list[str]:
     feeds = []
     for link in root.iter("link"):
         if "alternate" not in (link.get("rel") or "").lower().split() or \
-                (link.get("type") or "").strip().lower() not in _FEED_TYPES or not link.get("href"):
+                (link.get("type") or "").strip().lower() not in _FEED_TYPES or not link.get("href") or \
+                _COMMENTS.search(link.get("title") or ""):
             continue
         feed = urlsplit(urljoin(page_url, link.get("href").strip()))
         if feed.scheme in ("http", "https") and feed.netloc == page.netloc and feed.path.startswith(directory) \

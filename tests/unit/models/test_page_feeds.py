@@ -36,6 +36,10 @@ ATOM = """<?xml version="1.0" encoding="utf-8"?>
 def test_only_the_feeds_of_the_pages_own_section_are_its() -> None:
     # The site-wide /feed.xml and another site's feed are not the section's list.
     assert own_feeds(HEAD, PAGE) == ["https://club.example/events/index.xml"]
+    # Nor is a comments feed, whatever the language WordPress names it in.
+    for title in ("Club » Events Comments Feed", "Verein » Termine-Kommentar-Feed", "Club » Flux des commentaires"):
+        wordpress = f"<html><head><link rel='alternate' type='application/rss+xml' title='{title}' href='feed/'>"
+        assert own_feeds(wordpress + "</head><body></body></html>", PAGE) == []
     assert own_feeds(HEAD, "https://club.example/events/index.html") == ["https://club.example/events/index.xml"]
     assert own_feeds("", PAGE) == []
 
