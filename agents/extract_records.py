@@ -82,7 +82,7 @@ async def extract_records(stream):
                 if page.reason not in RECORD_REASONS:
                     continue
                 crawl = progress.of(page.crawl_id)
-                new_items, records, reading_on, in_navigation = [], [], False, False
+                new_items, records, reading_on, in_navigation, feeds = [], [], False, False, []
                 if page.ok and is_html(page):
                     if page.truncated:
                         log.info("%s was cut at the size cap; its records are read from the part received", page.url)
@@ -128,13 +128,12 @@ async def extract_records(stream):
                         log.info("%s shows no list of its own; reading its list's feed %s", page.url, request.url)
                         metrics.count("list_feeds_requested", "extract_records")
                         await send("crawl.requests", request)
-                    reading_on = reading_on or bool(feeds)
                     metrics.count("records_extracted", "extract_records", len(records))
                     metrics.count("extraction_ms", "extract_records", read.extraction_ms)
                     metrics.count("pages_read", "extract_records")
                 if page.reason == "revisit":
                     await _send_held(page, held.hold(page, revisit_outcome(page, new_items, records, in_navigation),
-                                                     new_items, records, reading_on))
+                                                     new_items, records, reading_on, feeds=len(feeds)))
                 elif page.reason == OVERFLOW_REASON:
                     await _send_held(page, held.extend(page, new_items, reading_on))
                 crawl.pages_extracted += 1
@@ -203,7 +202,7 @@ async def _read_list_feed(page: PageFetched, detector: ChangeDetector, held: Hel
     crawl = progress.of(page.crawl_id)
     crawl.records_sent += len(records)
     crawl.new_items_sent += len(new_items)
-    await _send_held(page, held.extend(page, new_items, reading_on=False, listed_instead=records))
+    await _send_held(page, held.extend(page, new_items, reading_on=False, listed_instead=records, feed=True))
 
 
 async def _read_item_time(page: PageFetched, held: HeldOutcomes, loop) -> None:

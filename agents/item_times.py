@@ -77,10 +77,11 @@ class HeldOutcomes:
         self.table = table
 
     def hold(self, page: PageFetched, outcome: RevisitOutcome, new_items: Sequence[ItemDiscovered],
-             records: Sequence[RecordExtracted], reading_on: bool = False) -> Held:
-        """The outcome of a revisit read of `page`: sent at once when none of its items needs a time and its
-        list's next page is not `reading_on`, else held (with requests for the item pages); an outcome the source
-        still held is sent first."""
+             records: Sequence[RecordExtracted], reading_on: bool = False, feeds: int = 0) -> Held:
+        """The outcome of a revisit read of `page`: sent at once when none of its items needs a time, its list's
+        next page is not `reading_on` and no feed holding its list is being read (`feeds` of them:
+        agents.list_feeds), else held (with requests for the item pages); an outcome the source still held is
+        sent first."""
         entry = dict(self.table.get(outcome.page_url) or {"timed": False, "outcome": None, "waiting": []})
         held = Held()
         if entry["outcome"] is not None:
@@ -89,6 +90,8 @@ class HeldOutcomes:
         wanted = items_to_time(page, new_items, records, first=not entry["timed"]) if outcome.read else []
         entry["timed"] = entry["timed"] or bool(records)
         entry["outcome"], entry["waiting"], entry["reading_on"] = None, [], None
+        entry["feeds_out"], entry["feed_listed"] = feeds, False
+        reading_on = reading_on or feeds > 0
         if wanted or reading_on:
             positions = {url: [] for url in wanted}
             for name, items in (("published", new_items), ("listed", records)):
@@ -106,12 +109,13 @@ class HeldOutcomes:
         return held
 
     def extend(self, page: PageFetched, new_items: Sequence[ItemDiscovered], reading_on: bool,
-               listed_instead: Sequence[RecordExtracted] = ()) -> Held:
+               listed_instead: Sequence[RecordExtracted] = (), feed: bool = False) -> Held:
         """Fold a next page of the list (read on from a held revisit: the same tick) into the revisit's outcome:
         its new items, their item pages to time; the outcome is sent once the list's last page is read (not
         `reading_on`) and no item page is out. A page of a revisit whose outcome is gone (a later revisit sent
-        it) changes nothing. The records of a feed that holds the page's list (agents.list_feeds) are its list: what
-        the page itself listed (its menu, or nothing) gives way to them."""
+        it) changes nothing. A `feed` that holds the page's list (agents.list_feeds) is one of those the read waits
+        for, and its records (`listed_instead`) are the page's list: what the page itself listed (its menu, or
+        nothing) gives way to the first feed's, and the next feeds' join them."""
         held = Held()
         entry = dict(self.table.get(page.source_url or "") or {})
         reading = entry.get("reading_on")
@@ -128,10 +132,15 @@ class HeldOutcomes:
                 waiting.append([item.item_url, [("published", offset + index)]])
         outcome = outcome.model_copy(update={"new_items": outcome.new_items + len(new_items),
                                              "published": [*outcome.published, *(item.publication for item in new_items)]})
+        if feed:
+            entry["feeds_out"] = max(0, entry.get("feeds_out", 1) - 1)
+            reading_on = reading_on or entry["feeds_out"] > 0
         if listed_instead:
-            outcome = outcome.model_copy(update={
-                "listed": [record.publication for record in listed_instead], "in_navigation": False,
-                "linked": sum(bool(record.item_url) for record in listed_instead)})
+            kept = outcome if entry.get("feed_listed") else outcome.model_copy(update={"listed": [], "linked": 0})
+            outcome = kept.model_copy(update={
+                "listed": [*kept.listed, *(record.publication for record in listed_instead)], "in_navigation": False,
+                "linked": kept.linked + sum(bool(record.item_url) for record in listed_instead)})
+            entry["feed_listed"] = True
             # The page's own listed items are gone: no item page is awaited for them.
             waiting = [[url, kept] for url, spots in waiting
                        if (kept := [spot for spot in spots if spot[0] != "listed"])]

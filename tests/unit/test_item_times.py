@@ -142,18 +142,34 @@ def test_a_calendar_the_page_embeds_is_its_list_in_the_outcome():
     held = HeldOutcomes({})
     # The page's own read found its menu; its list is the calendar being fetched (agents.list_feeds).
     menu = [_record(n, None) for n in range(4)]
-    sending = held.hold(_revisit(), revisit_outcome(_revisit(), [], menu, in_navigation=True), [], menu,
-                        reading_on=True)
+    sending = held.hold(_revisit(), revisit_outcome(_revisit(), [], menu, in_navigation=True), [], menu, feeds=1)
     assert sending.outcomes == []
     feed = PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/basic.ics",
                        final_url="https://calendar.example/basic.ics", reason="list_feed", status=200,
                        content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=TICK)
     events = [_calendar_event(1, DAY.replace(hour=9)), _calendar_event(2, None)]
     new = [_new(events[1])]  # no CREATED: untimed, but an event on its page is no page to fetch for a time
-    sending = held.extend(feed, new, reading_on=False, listed_instead=events)
+    sending = held.extend(feed, new, reading_on=False, listed_instead=events, feed=True)
     assert sending.requests == [] and len(sending.outcomes) == 1
     outcome = sending.outcomes[0]
     assert outcome.listed == [DAY.replace(hour=9), None] and outcome.linked == 2
     assert not outcome.in_navigation and outcome.new_items == 1
     # The menu's items waited for by the first read's timing are no longer waited for.
     assert held.waits_for(_item_page(menu[0].item_url)) == (False, None)
+
+
+def test_a_page_embedding_two_calendars_waits_for_both():
+    held = HeldOutcomes({})
+    sending = held.hold(_revisit(), revisit_outcome(_revisit(), [], [], in_navigation=False), [], [], feeds=2)
+    assert sending.outcomes == [] and sending.requests == []
+    feed = PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/a.ics",
+                       final_url="https://calendar.example/a.ics", reason="list_feed", status=200,
+                       content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=TICK)
+    first, second = [_calendar_event(1, DAY.replace(hour=9))], [_calendar_event(2, DAY.replace(hour=10))]
+    sending = held.extend(feed, [_new(first[0])], reading_on=False, listed_instead=first, feed=True)
+    assert sending.outcomes == []  # the second calendar is still out
+    sending = held.extend(feed, [_new(second[0])], reading_on=False, listed_instead=second, feed=True)
+    assert len(sending.outcomes) == 1
+    outcome = sending.outcomes[0]
+    assert outcome.new_items == 2 and outcome.listed == [DAY.replace(hour=9), DAY.replace(hour=10)]
+    assert outcome.linked == 2 and not outcome.in_navigation
