@@ -75,7 +75,6 @@ async def extract_records(stream):
                     continue
                 if page.reason == LIST_FEED_REASON:
                     await _read_list_feed(page, detector, held, loop)
-                    progress.of(page.crawl_id).pages_extracted += 1
                     continue
                 if page.ok and is_html(page) and witnesses.wants(page):
                     witnesses.add(page, await loop.run_in_executor(None, witnesses.fingerprint, page))
@@ -202,6 +201,7 @@ async def _read_list_feed(page: PageFetched, detector: ChangeDetector, held: Hel
     crawl = progress.of(page.crawl_id)
     crawl.records_sent += len(records)
     crawl.new_items_sent += len(new_items)
+    crawl.pages_extracted += 1
     await _send_held(page, held.extend(page, new_items, reading_on=False, listed_instead=records, feed=True))
 
 

@@ -142,8 +142,8 @@ class HeldOutcomes:
                 "linked": kept.linked + sum(bool(record.item_url) for record in listed_instead)})
             entry["feed_listed"] = True
             # The page's own listed items are gone: no item page is awaited for them.
-            waiting = [[url, kept] for url, spots in waiting
-                       if (kept := [spot for spot in spots if spot[0] != "listed"])]
+            waiting = [[url, left] for url, spots in waiting
+                       if (left := [spot for spot in spots if spot[0] != "listed"])]
         held.requests = _item_time_requests(page, outcome, wanted)
         entry["reading_on"] = entry["reading_on"] if reading_on else None
         if waiting or reading_on:

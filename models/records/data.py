@@ -88,11 +88,8 @@ class SnapshotSourcePage:
     base: str
 
     def file_for(self, url: str) -> Path | None:
-        """The snapshot file the site serves at `url` (a directory its index.html); None off the site."""
-        if not url.startswith(self.base):
-            return None
-        path = self.root / urlsplit(url).path.removeprefix(urlsplit(self.base).path).lstrip("/")
-        return next((file for file in (path, path / "index.html") if file.is_file()), None)
+        """The snapshot file the site serves at `url`, a page or not (its feeds); None off the site."""
+        return _site_file(self.root, self.base, url, pages_only=False)
 
 
 def read_html(path: Path) -> str:
@@ -215,13 +212,14 @@ def _linked_pages(root: Path, manifest: dict, base: str, listing_urls: set[str],
     return list(found.items())
 
 
-def _site_file(root: Path, base: str, url: str) -> Path | None:
-    """The snapshot file an internal URL of the site serves, if any (a directory serves its index.html)."""
+def _site_file(root: Path, base: str, url: str, pages_only: bool = True) -> Path | None:
+    """The snapshot file an internal URL of the site serves, if any (a directory serves its index.html; with
+    `pages_only`, HTML files only)."""
     if not url.startswith(base):
         return None
     path = root / urlsplit(url).path.removeprefix(urlsplit(base).path).lstrip("/")
     for file in (path, path / "index.html"):
-        if file.is_file() and file.suffix in (".html", ".htm"):
+        if file.is_file() and (not pages_only or file.suffix in (".html", ".htm")):
             return file
     return None
 
