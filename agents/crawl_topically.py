@@ -18,6 +18,7 @@ from agents.topical import TopicalCrawl, advance, crawl_key, open_crawl
 from schemas.crawl import TOPICAL_REASON
 from streams import metrics, progress
 from streams.app import app, settings
+from streams.crawl_state import crawl_scoped, named_in
 from streams.deadletters import decode_events, kept_if_failed
 from streams.tables import store
 from streams.topics import send, topic
@@ -26,8 +27,9 @@ log = logging.getLogger(__name__)
 # A fetched page's JSON names its reason so (pydantic writes no spaces); most pages are not a topical crawl's
 # and are passed over before decoding — this agent would otherwise decode every page the pipeline fetches.
 _TOPICAL_MARK = f'"reason":"{TOPICAL_REASON}"'.encode()
-crawls = app.Table("topical-crawls", partitions=settings.topic_partitions,
-                   schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
+crawls = crawl_scoped(app.Table("topical-crawls", partitions=settings.topic_partitions,
+                                schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json")),
+                      "pages.fetched", named_in)
 
 
 @app.agent(topic("pages.fetched"))

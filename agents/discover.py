@@ -27,6 +27,7 @@ from schemas.discovery import DISCOVER_REASON
 from schemas.links import Anchor, LinksScored
 from streams import metrics, progress
 from streams.app import app, settings
+from streams.crawl_state import crawl_scoped, named_in
 from streams.deadletters import decode_events, kept_if_failed
 from streams.tables import store
 from streams.topics import send, topic
@@ -34,8 +35,9 @@ from streams.topics import send, topic
 log = logging.getLogger(__name__)
 # Pages read together: their anchors scored in one call (models.discovery.agent.logits_of_pages).
 PAGE_BATCH = 16
-episodes = app.Table("discovery-episodes", partitions=settings.topic_partitions,
-                     schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json"))
+episodes = crawl_scoped(app.Table("discovery-episodes", partitions=settings.topic_partitions,
+                                  schema=faust.Schema(key_type=str, key_serializer="json", value_serializer="json")),
+                        "pages.fetched", named_in)
 
 
 def model_files() -> dict[str, Path]:

@@ -35,7 +35,10 @@ class BfsFrontier:
     def next_requests(self, links: LinksScored) -> list[CrawlRequest]:
         """The unseen same-site links of a page, one level deeper, within depth and page budget."""
         for url in (links.page_url, links.final_url):
-            self.seen.setdefault(seen_key(links.crawl_id, url), links.depth)
+            # Only the site's own URLs (a redirect may end on another site, whose links are never followed):
+            # each key lives in its site's partition (streams.crawl_state finds it there).
+            if site_of(url) == links.site:
+                self.seen.setdefault(seen_key(links.crawl_id, url), links.depth)
         budget = budget_key(links.crawl_id, links.site)
         # The page itself (a seed) counts against the budget the first time its site is seen.
         planned = self.enqueued.get(budget) or 1

@@ -10,8 +10,10 @@ from __future__ import annotations
 import faust
 
 from agents.frontier import BfsFrontier
+from schemas.sites import site_of
 from streams import metrics, progress
 from streams.app import app, settings
+from streams.crawl_state import crawl_scoped, named_in
 from streams.deadletters import decode_events, kept_if_failed
 from streams.topics import send, topic
 
@@ -20,8 +22,10 @@ _TABLE_OPTIONS = dict(
     partitions=settings.topic_partitions,
     schema=faust.Schema(key_type=str, value_type=int, key_serializer="json", value_serializer="json"),
 )
-seen_urls = app.Table("frontier-seen", **_TABLE_OPTIONS)
-pages_planned = app.Table("frontier-planned", **_TABLE_OPTIONS)
+# Keyed by crawl and URL (a URL of the site only), and by crawl and site.
+seen_urls = crawl_scoped(app.Table("frontier-seen", **_TABLE_OPTIONS), "links.scored",
+                         lambda key: site_of(named_in(key)))
+pages_planned = crawl_scoped(app.Table("frontier-planned", **_TABLE_OPTIONS), "links.scored", named_in)
 
 
 @app.agent(topic("links.scored"))

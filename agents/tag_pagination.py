@@ -18,8 +18,10 @@ from agents.links import is_html
 from agents.pagination import PaginationFollower, shared_tagger, tag_pages
 from models.pagination.tagger import MAX_TAGGED_NODES, model_name
 from schemas.crawl import LISTING_REASONS
+from schemas.sites import site_of
 from streams import metrics, progress
 from streams.app import app, settings
+from streams.crawl_state import crawl_scoped, named_in
 from streams.deadletters import decode_events, kept_if_failed
 from streams.topics import send, topic
 
@@ -28,9 +30,10 @@ _TABLE_OPTIONS = dict(
     partitions=settings.topic_partitions,
     schema=faust.Schema(key_type=str, value_type=int, key_serializer="json", value_serializer="json"),
 )
-seen_pages = app.Table("pagination-seen", **_TABLE_OPTIONS)
-pages_planned = app.Table("pagination-planned", **_TABLE_OPTIONS)
-content_digests = app.Table("pagination-digests", **_TABLE_OPTIONS)
+# Keyed by crawl and source page (and a URL or digest of its list).
+seen_pages, pages_planned, content_digests = (
+    crawl_scoped(app.Table(name, **_TABLE_OPTIONS), "pagination.tags", lambda key: site_of(named_in(key)))
+    for name in ("pagination-seen", "pagination-planned", "pagination-digests"))
 
 
 @app.agent(topic("pages.fetched"))

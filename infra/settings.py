@@ -103,6 +103,10 @@ class Settings(BaseSettings):
     # How long a post is remembered so a redelivered item is not posted again: the topics' retention (the
     # local broker keeps 168 h); an item older than that cannot be delivered again.
     webhook_posted_keep_hours: float = 168.0
+    # How long a crawl's own state (a frontier's seen URLs, a list's followed pages, discovery episodes,
+    # topical crawls) outlives the crawl's last message in a worker: the topics' retention, after which none
+    # of its messages can come again (streams.crawl_state).
+    crawl_state_keep_hours: float = Field(default=168.0, gt=0)
     # `sourcewatch serve`: the address it binds (anything but loopback needs api_token set) and the first
     # port it tries.
     serve_host: str = "127.0.0.1"

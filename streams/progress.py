@@ -10,6 +10,7 @@ topics) from confusing the count.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -64,6 +65,9 @@ class CrawlProgress:
 
 
 _by_crawl: defaultdict[str, CrawlProgress] = defaultdict(CrawlProgress)
+# When this process last did anything for each crawl (monotonic seconds): how long a crawl has been idle here
+# (streams.crawl_state lets go of the state of crawls idle for long).
+_last_active: dict[str, float] = {}
 # Whether this process feeds the page index (its agent is loaded: a worker that owns the stores), so a crawl
 # is idle only once its pages are indexed.
 indexing_pages = False
@@ -72,4 +76,24 @@ metrics_rows_written = 0
 
 
 def of(crawl_id: str) -> CrawlProgress:
+    _last_active[crawl_id] = time.monotonic()
     return _by_crawl[crawl_id]
+
+
+def idle_seconds(crawl_id: str) -> float:
+    """How long since this process last did anything for the crawl; a crawl it never saw (its state recovered
+    from a changelog, or taken over at a rebalance) counts from now on."""
+    now = time.monotonic()
+    return now - _last_active.setdefault(crawl_id, now)
+
+
+def idle_for(seconds: float) -> list[str]:
+    """The crawls this process has done nothing for in `seconds`."""
+    now = time.monotonic()
+    return [crawl for crawl, last in _last_active.items() if now - last >= seconds]
+
+
+def forget(crawl_id: str) -> None:
+    """Drop a long-idle crawl's counters (a process that runs for months meets a crawl per revisit hour)."""
+    _by_crawl.pop(crawl_id, None)
+    _last_active.pop(crawl_id, None)
