@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import faust
 
@@ -29,10 +29,12 @@ from models.records.item_time import published_time
 from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS, FEED_UNREAD
 from models.web.dom import parse_html
 from schemas.crawl import ITEM_TIME_REASON, LIST_FEED_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
+from schemas.sites import site_of
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events, kept_if_failed
 from streams.ordered import KeyOrdered
+from streams.retention import timestamped
 from streams.topics import send, topic
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,9 @@ _TABLE_OPTIONS = dict(
 # page waiting for its extraction or its pager's tagging off the event loop does not hold the other sites' pages.
 EXTRACT_IN_FLIGHT = 8
 list_templates = app.Table("records-templates", **_TABLE_OPTIONS)
-known_items = app.Table("records-known-items", **_TABLE_OPTIONS)
+# Keyed by source; each item's time moved on while reads list it (agents.records.ChangeDetector).
+known_items = timestamped(app.Table("records-known-items", **_TABLE_OPTIONS), "pages.fetched",
+                          lambda key: site_of(key.partition("\x00")[0]), settings.known_items_keep_days * 86400)
 first_crawls = app.Table("records-first-crawls", **_TABLE_OPTIONS)
 site_witnesses = app.Table("records-site-witnesses", **_TABLE_OPTIONS)
 held_outcomes = app.Table("records-held-outcomes", **_TABLE_OPTIONS)
@@ -61,7 +65,7 @@ async def _send_outcomes(outcomes) -> None:
 
 @app.agent(topic("pages.fetched"))
 async def extract_records(stream):
-    detector = ChangeDetector(known_items, first_crawls)
+    detector = ChangeDetector(known_items, first_crawls, timedelta(days=settings.known_items_keep_days / 4))
     templates = ListTemplates(list_templates)
     witnesses = SiteWitnesses(site_witnesses)
     held = HeldOutcomes(held_outcomes)

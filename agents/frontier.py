@@ -36,7 +36,7 @@ class BfsFrontier:
         """The unseen same-site links of a page, one level deeper, within depth and page budget."""
         for url in (links.page_url, links.final_url):
             # Only the site's own URLs (a redirect may end on another site, whose links are never followed):
-            # each key lives in its site's partition (streams.crawl_state finds it there).
+            # each key lives in its site's partition (streams.retention finds it there).
             if site_of(url) == links.site:
                 self.seen.setdefault(seen_key(links.crawl_id, url), links.depth)
         budget = budget_key(links.crawl_id, links.site)

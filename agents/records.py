@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from models.records.extraction import ExtractedRecord, Extraction, record_key
 from models.records.main_list import extract_records
@@ -152,11 +152,16 @@ def _digest(text: str) -> str:
 
 
 class ChangeDetector:
-    def __init__(self, known: MutableMapping[str, int], first_crawl: MutableMapping[str, str]) -> None:
-        # known: source + item digest (or + page digest, for the list pages read) → first sight (ms since the
-        # epoch); first_crawl: source → the crawl whose read seeded it.
+    def __init__(self, known: MutableMapping[str, int], first_crawl: MutableMapping[str, str],
+                 still_listed_every: timedelta = timedelta(days=30)) -> None:
+        # known: source + item digest (or + page digest, for the list pages read) → when it was first seen, or
+        # last marked as still listed (ms since the epoch); first_crawl: source → the crawl whose read seeded it.
         self.known = known
         self.first_crawl = first_crawl
+        # An item a read of the list's first page shows is marked as still listed once its time is this old (a
+        # write to the table's changelog, not one per item per read), so an item's time tells the table's
+        # retention (streams.retention) which items no read has listed for long.
+        self.still_listed_every = _ms_of(still_listed_every)
 
     def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str,
                   reseed: bool = False, overflow: bool = False) -> list[ItemDiscovered]:
@@ -188,8 +193,14 @@ class ChangeDetector:
         # list ordered by date: a new event dated between two listed ones), below the first page.
         between: list[ItemDiscovered] | None = None
         for record, (key, whole) in zip(records, keys):
-            if key in self.known or whole in self.known:
-                self.known[key] = self.known.get(key) or self.known[whole]
+            if known := self.known.get(key) or self.known.get(whole):
+                read_at = _ms(record.seen_at)
+                if not overflow and read_at - known > self.still_listed_every:
+                    # Still listed, and known before this read (marked just before it: an overflow read of the
+                    # list's next page takes it for an item older than the read).
+                    self.known[key] = read_at - 1
+                elif key not in self.known:
+                    self.known[key] = known
                 # An item first seen by this read of the list's first page (or a next page of it) is no mark:
                 # the list moved on between the two fetches, and what follows it is new too.
                 if overflow and self._known_before_read(source, key):
@@ -226,6 +237,10 @@ def _read_key(source: str) -> str:
 
 def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
+
+
+def _ms_of(span: timedelta) -> int:
+    return int(span.total_seconds() * 1000)
 
 
 def _item_keys(records: Sequence[RecordExtracted], source: str) -> list[tuple[str, str]]:

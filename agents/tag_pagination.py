@@ -21,7 +21,7 @@ from schemas.crawl import LISTING_REASONS
 from schemas.sites import site_of
 from streams import metrics, progress
 from streams.app import app, settings
-from streams.crawl_state import crawl_scoped, named_in
+from streams.retention import crawl_scoped, named_in
 from streams.deadletters import decode_events, kept_if_failed
 from streams.topics import send, topic
 

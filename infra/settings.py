@@ -105,8 +105,11 @@ class Settings(BaseSettings):
     webhook_posted_keep_hours: float = 168.0
     # How long a crawl's own state (a frontier's seen URLs, a list's followed pages, discovery episodes,
     # topical crawls) outlives the crawl's last message in a worker: the topics' retention, after which none
-    # of its messages can come again (streams.crawl_state).
+    # of its messages can come again (streams.retention).
     crawl_state_keep_hours: float = Field(default=168.0, gt=0)
+    # How long the record stage remembers an item no read of its source's list has shown (streams.retention):
+    # one listed again after that is reported as new once more; a source not read for that long seeds afresh.
+    known_items_keep_days: float = Field(default=365.0, gt=0)
     # `sourcewatch serve`: the address it binds (anything but loopback needs api_token set) and the first
     # port it tries.
     serve_host: str = "127.0.0.1"

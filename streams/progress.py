@@ -66,7 +66,7 @@ class CrawlProgress:
 
 _by_crawl: defaultdict[str, CrawlProgress] = defaultdict(CrawlProgress)
 # When this process last did anything for each crawl (monotonic seconds): how long a crawl has been idle here
-# (streams.crawl_state lets go of the state of crawls idle for long).
+# (streams.retention lets go of the state of crawls idle for long).
 _last_active: dict[str, float] = {}
 # Whether this process feeds the page index (its agent is loaded: a worker that owns the stores), so a crawl
 # is idle only once its pages are indexed.

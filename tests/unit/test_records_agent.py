@@ -216,3 +216,62 @@ def test_an_overflow_read_reports_an_item_inserted_between_two_known_ones_below_
     page_two = read_records(_page([5, 4, 35, 3, 2, 1], "crawl-2", SOURCE + "?page=2", reason="overflow"))
     new = detector.new_items(page_two.records, SOURCE, "crawl-2", overflow=True)
     assert [item.item_url for item in new] == ["https://club.example.org/events/35/"]
+
+
+class _Writes(dict):
+    """A table that counts its writes (each one a message on its changelog in the worker)."""
+
+    writes = 0
+
+    def __setitem__(self, key, value):
+        self.writes += 1
+        super().__setitem__(key, value)
+
+
+def test_an_item_read_again_costs_no_write_until_it_is_marked_as_still_listed():
+    known = _Writes()
+    detector = ChangeDetector(known, {}, still_listed_every=timedelta(hours=2))
+    detector.new_items(read_records(_page([3, 2, 1], "crawl-1")).records, SOURCE, "crawl-1")
+    first_sight = {key: value for key, value in known.items()}
+    item_keys = [key for key in known if "\x00page\x00" not in key and not key.endswith("\x00read")]
+    assert len(item_keys) == 3
+    # An hour later: the read's mark and the page's time, nothing for the three items it lists again.
+    known.writes = 0
+    detector.new_items(read_records(_page([3, 2, 1], "crawl-2", reason="revisit")).records, SOURCE, "crawl-2")
+    assert known.writes == 2 and all(known[key] == first_sight[key] for key in item_keys)
+    # Three hours after their first sight: each item marked as still listed, just before the read.
+    detector.new_items(read_records(_page([4, 3, 2], "crawl-4", reason="revisit")).records, SOURCE, "crawl-4")
+    read_at = known[f"{SOURCE}\x00read"]
+    listed = [key for key in item_keys if known[key] != first_sight[key]]
+    assert len(listed) == 2 and {known[key] for key in listed} == {read_at - 1}
+    # Item 1, no longer listed, keeps its first sight: the table's retention lets it go first.
+    assert [key for key in item_keys if key not in listed and known[key] == first_sight[key]]
+
+
+def test_items_marked_as_still_listed_are_still_known_before_the_read_on_its_next_page():
+    detector = ChangeDetector({}, {}, still_listed_every=timedelta(hours=2))
+    detector.new_items(read_records(_page([3, 2, 1], "crawl-1")).records, SOURCE, "crawl-1")
+    # Three hours later the same list: its items marked as still listed.
+    assert detector.new_items(read_records(_page([3, 2, 1], "crawl-4", reason="revisit")).records, SOURCE,
+                              "crawl-4") == []
+    # Then four new items: 3 and 2, marked by the read before, are pushed to page two with 5 and 4.
+    first = detector.new_items(read_records(_page([8, 7, 6], "crawl-5", reason="revisit")).records, SOURCE,
+                               "crawl-5")
+    assert len(first) == 3
+    page_two = read_records(_page([5, 4, 3, 2], "crawl-5", SOURCE + "?page=2", reason="overflow"))
+    new = detector.new_items(page_two.records, SOURCE, "crawl-5", overflow=True)
+    assert [item.item_url for item in new] == ["https://club.example.org/events/5/",
+                                               "https://club.example.org/events/4/"]
+
+
+def test_a_source_whose_state_was_let_go_of_seeds_afresh_rather_than_reporting_its_list():
+    known = {}
+    detector = ChangeDetector(known, {})
+    detector.new_items(read_records(_page([3, 2, 1], "crawl-1")).records, SOURCE, "crawl-1")
+    # Not read for longer than the table keeps an item's time: its items and its page's time let go of.
+    known.clear()
+    later = read_records(_page([5, 4, 3], "crawl-9", reason="revisit"))
+    assert detector.new_items(later.records, SOURCE, "crawl-9") == []
+    assert [item.item_url for item in detector.new_items(
+        read_records(_page([6, 5, 4], "crawl-10", reason="revisit")).records, SOURCE, "crawl-10")] == [
+        "https://club.example.org/events/6/"]

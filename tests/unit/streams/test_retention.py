@@ -1,9 +1,9 @@
-"""Letting go of crawls long idle: which keys go, and how long a crawl counts as idle."""
+"""What the tables let go of: which keys go, how long a crawl counts as idle, when a time is too old."""
 
 import time
 
 from streams import progress
-from streams.crawl_state import crawl_of, keys_to_drop, named_in
+from streams.retention import crawl_of, keys_to_drop, named_in, older_than
 
 
 def test_a_key_names_its_crawl_and_what_it_is_about():
@@ -18,8 +18,15 @@ def test_only_keys_of_idle_crawls_in_this_workers_partitions_are_dropped():
     # a.org's partition is this worker's; b.org's another worker's (a standby copy here); unknown.org's not yet
     # known to the consumer.
     owned = {"a.org": 0, "b.org": None, "unknown.org": None}
-    dropped = keys_to_drop(keys, lambda crawl: crawl == "old", lambda key: owned[named_in(key)])
+    dropped = keys_to_drop([(key, 1) for key in keys], lambda key, _: crawl_of(key) == "old",
+                           lambda key: owned[named_in(key)])
     assert dropped == [("old\x00a.org", 0)]
+
+
+def test_a_time_is_too_old_past_the_keep():
+    expired = older_than(3600, now_ms=10_000_000)
+    assert expired("k", 10_000_000 - 3_600_001) and not expired("k", 10_000_000 - 3_600_000)
+    assert not expired("k", 10_000_000) and not expired("k", "not a time")
 
 
 def test_a_crawl_is_idle_from_its_last_message_and_a_crawl_never_seen_from_its_first_look(monkeypatch):

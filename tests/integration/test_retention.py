@@ -1,6 +1,7 @@
-"""A worker that runs for months lets go of each crawl's own state once the crawl is long idle: the frontier's
-seen URLs and pages planned are deleted from its tables with tombstones in their changelogs, so a restarted
-worker recovers none of them (on the real broker)."""
+"""A worker that runs for months lets go of what is no longer of use: a crawl's own state once the crawl is long
+idle (the frontier's seen URLs and pages planned), and the items of a watched list no read has shown for long —
+deleted from its tables with tombstones in their changelogs, so a restarted worker recovers none of them (on
+the real broker)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,14 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from infra.kafka_topics import _stop, consumer_group
 from infra.site_server import serving_sites
-from tests.conftest import cli_json
+from tests.conftest import cli_json, run_cli
 from tests.integration.test_agent_failures import _start, _stop as _stop_worker
 from tests.integration.test_pipeline import write_site
 from tests.integration.test_worker import _wait_for
 from tests.integration.test_worker_roles import _members
 
 pytestmark = pytest.mark.kafka
-TABLES = ("frontier-seen", "frontier-planned")
+TABLES = ("frontier-seen", "frontier-planned", "records-known-items")
 
 
 async def _changelog_state(bootstrap: str, topic: str) -> dict[bytes, bytes | None]:
@@ -46,8 +47,10 @@ async def _changelog_state(bootstrap: str, topic: str) -> dict[bytes, bytes | No
 
 
 def test_a_crawl_long_idle_is_let_go_of_and_no_worker_recovers_its_state(pipeline_env, tmp_path):
-    # Idle for 8 s is "long" here (swept every 2 s); by default the topics' retention, a week.
-    env = pipeline_env | {"SOURCEWATCH_CRAWL_STATE_KEEP_HOURS": str(8 / 3600)}
+    # Idle for 8 s is "long" here (swept every 2 s), by default the topics' retention, a week; an item's time is
+    # kept 16 s here, a year by default.
+    env = pipeline_env | {"SOURCEWATCH_CRAWL_STATE_KEEP_HOURS": str(8 / 3600),
+                          "SOURCEWATCH_KNOWN_ITEMS_KEEP_DAYS": str(16 / 86400)}
     bootstrap = env["SOURCEWATCH_KAFKA_BOOTSTRAP"]
     group = consumer_group(env["SOURCEWATCH_TOPIC_PREFIX"])
     site = tmp_path / "site-a"
@@ -60,6 +63,10 @@ def test_a_crawl_long_idle_is_let_go_of_and_no_worker_recovers_its_state(pipelin
             time.sleep(1)
         with serving_sites([site], env=env) as homepages:
             crawl = cli_json(["crawl", "--seeds", homepages["site-a"]], env, timeout=240)
+            # A listing watched: its first read lists its five items (and its next revisit comes in an hour).
+            listing = homepages["site-a"] + "news/"
+            assert run_cli(["watch", listing], env).returncode == 0
+            _wait_for(f"SELECT count() FROM records WHERE source_url = '{listing}'", [[5]], env)
         # The crawl ran whole before anything was let go of: each page planned and fetched once.
         assert crawl["workers"] == "running" and crawl["pages_fetched"] == pages
         written: dict[str, int] = {}
@@ -76,12 +83,13 @@ def test_a_crawl_long_idle_is_let_go_of_and_no_worker_recovers_its_state(pipelin
         while not every_key_deleted():
             assert time.monotonic() < deadline, f"crawl state still kept: {written}\n{log.read_text()[-3000:]}"
             time.sleep(2)
-        # One seen URL per page planned (the seed and its links, the dead one too) and one count for the site.
-        assert written == {"frontier-seen": pages, "frontier-planned": 1}
-        expected = [["frontier-planned", 1], ["frontier-seen", pages]]
+        # The crawl's seen URLs (one per page planned: the seed and its links, the dead one too) and its count for
+        # the site, and those of the listing's own read (crawl "watch": the page itself, no link followed); the
+        # listing's five items, its page and its read's mark.
+        assert written == {"frontier-seen": pages + 1, "frontier-planned": 2, "records-known-items": 7}
+        expected = [["frontier-planned", 2], ["frontier-seen", pages + 1], ["records-known-items", 7]]
         dropped = _wait_for("SELECT labels['table'] AS t, toInt64(sum(value)) FROM metrics WHERE name = "
-                            "'crawl_state_keys_dropped' AND t IN ('frontier-seen', 'frontier-planned') "
-                            "GROUP BY t ORDER BY t", expected, env)
+                            f"'table_keys_dropped' AND t IN {TABLES} GROUP BY t ORDER BY t", expected, env)
         assert dropped == expected
     finally:
         _stop_worker(worker, log)
