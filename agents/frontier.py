@@ -1,4 +1,4 @@
-"""Stage `plan_crawl`: links.scored → crawl.requests, breadth-first within each site.
+"""The breadth-first frontier of a crawl, within each site (run by stage `extract_links` as it finds a page's links).
 
 The core, `BfsFrontier`, keeps two mappings: the URLs a crawl has already
 enqueued (per crawl and site), and how many pages each crawl has enqueued per

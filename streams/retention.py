@@ -30,6 +30,7 @@ import faust
 
 from streams import metrics, progress
 from streams.app import app, settings
+from streams.tables import delete
 from streams.topics import topic
 
 log = logging.getLogger(__name__)
@@ -126,8 +127,7 @@ async def let_go(crawl_keep_seconds: float) -> Counter[str]:
         partition_of = _owned_partition(retained)
         for start in range(0, len(items), SWEEP_CHUNK):
             for key, partition in keys_to_drop(items[start:start + SWEEP_CHUNK], expired, partition_of):
-                retained.table.data.pop(key, None)
-                retained.table.send_changelog(partition, key, None, value_serializer="raw")
+                delete(retained.table, partition, key)
                 dropped[retained.table.name] += 1
             await asyncio.sleep(0)
     for crawl in progress.idle_for(crawl_keep_seconds):
