@@ -105,8 +105,8 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits
         # Read as a listing: its pagination followed, its records extracted; no breadth-first crawl from it.
         step.read_source = CrawlRequest(event_id=derived_event_id(page.event_id, "read"), site=page.site,
                                         url=page.final_url, crawl_id=page.crawl_id, depth=page.depth,
-                                        max_depth=page.depth, max_pages=page.max_pages, reason="source",
-                                        source_url=page.final_url, referrer=page.url)
+                                        max_depth=page.depth, max_pages=page.max_pages, stop_at_ms=page.stop_at_ms,
+                                        reason="source", source_url=page.final_url, referrer=page.url)
     step.ended = _ended(episode, page, policy)
     return step
 
@@ -121,7 +121,7 @@ def scored_anchors(links: list[FrontierLink]) -> list[Anchor]:
 def _request(page: PageFetched, url: str, depth: int, kind: str) -> CrawlRequest:
     return CrawlRequest(event_id=derived_event_id(page.event_id, kind, url), site=page.site, url=url,
                         crawl_id=page.crawl_id, depth=depth, max_depth=page.max_depth, max_pages=page.max_pages,
-                        reason=DISCOVER_REASON, referrer=page.final_url)
+                        stop_at_ms=page.stop_at_ms, reason=DISCOVER_REASON, referrer=page.final_url)
 
 
 def _ended(episode: DiscoveryEpisode, page: PageFetched, policy: str) -> EpisodeEnded:

@@ -3,23 +3,44 @@
 The core is agents.fetching.Fetcher; this shell feeds it batches, caps each
 page's body to what a Kafka message carries (flagging `truncated`), and counts
 outcomes. Several actors run at once so one slow host does not hold the rest.
+A request of a crawl whose time limit has passed by its host's turn is not
+fetched (the crawl's command has stopped; its requests still in the topic, or
+waiting for their host, would go on with it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections import Counter
 
-from agents.fetching.fetcher import Fetcher
-from schemas.crawl import LISTING_REASONS, RECORD_REASONS, TOPICAL_REASON, CrawlRequest
+from agents.fetching.fetcher import CrawlEnded, Fetcher
+from schemas.crawl import LISTING_REASONS, RECORD_REASONS, TOPICAL_REASON, CrawlRequest, PageFetched
 from schemas.discovery import DISCOVER_REASON
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events, kept_if_failed
 from streams.topics import send, topic
 
+log = logging.getLogger(__name__)
 FETCH_BATCH = 64
 FETCH_ACTORS = 4
 fetcher = Fetcher.from_settings(settings)
+
+
+async def _fetched(request: CrawlRequest) -> PageFetched | None:
+    """The request's page; None where its crawl ended by its time limit before the fetch (nothing fetched)."""
+    try:
+        return await fetcher.fetch(request)
+    except CrawlEnded:
+        return None
+
+
+def _count_dropped(requests: list[CrawlRequest], pages: list[PageFetched | None]) -> None:
+    ended = Counter(request.crawl_id for request, page in zip(requests, pages, strict=True) if page is None)
+    for crawl_id, dropped in ended.items():
+        log.info("%d requests of crawl %s not fetched: the crawl's time limit has passed", dropped, crawl_id)
+        metrics.count("requests_dropped", "fetch", dropped, reason="crawl_ended")
 
 
 @app.agent(topic("crawl.requests"), concurrency=FETCH_ACTORS)
@@ -29,8 +50,9 @@ async def fetch_pages(stream):
         async for events in stream.take_events(FETCH_BATCH, within=0.1):
             async with kept_if_failed("fetch_pages", "crawl.requests", events):
                 requests: list[CrawlRequest] = await decode_events("crawl.requests", events)
-                pages = await asyncio.gather(*(fetcher.fetch(request) for request in requests))
-                for page in pages:
+                fetched = await asyncio.gather(*(_fetched(request) for request in requests))
+                _count_dropped(requests, fetched)
+                for page in filter(None, fetched):
                     metrics.count("pages_fetched", "fetch", error=page.error.value, status=str(page.status))
                     metrics.count("fetch_ms", "fetch", page.fetch_ms)
                     await send("pages.fetched", page.with_body_capped(settings.max_message_body_bytes))

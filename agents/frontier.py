@@ -61,6 +61,7 @@ class BfsFrontier:
                         depth=links.depth + 1,
                         max_depth=links.max_depth,
                         max_pages=links.max_pages,
+                        stop_at_ms=links.stop_at_ms,
                         reason="bfs",
                         referrer=links.final_url,
                     )

@@ -190,5 +190,6 @@ class HeldOutcomes:
 def _item_time_requests(page: PageFetched, outcome: RevisitOutcome, urls: Sequence[str]) -> list[CrawlRequest]:
     return [CrawlRequest(
         event_id=derived_event_id(outcome.event_id, "item-time", url), site=page.site, url=url,
-        crawl_id=page.crawl_id, depth=0, max_depth=0, max_pages=1, reason=ITEM_TIME_REASON,
-        source_url=outcome.page_url, tick_at=page.tick_at, referrer=page.final_url) for url in urls]
+        crawl_id=page.crawl_id, depth=0, max_depth=0, max_pages=1, stop_at_ms=page.stop_at_ms,
+        reason=ITEM_TIME_REASON, source_url=outcome.page_url, tick_at=page.tick_at, referrer=page.final_url)
+        for url in urls]

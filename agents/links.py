@@ -32,5 +32,6 @@ def links_of(page: PageFetched) -> LinksScored | None:
         depth=page.depth,
         max_depth=page.max_depth,
         max_pages=page.max_pages,
+        stop_at_ms=page.stop_at_ms,
         anchors=extract_anchors(page.body, page.final_url),
     )

@@ -29,7 +29,8 @@ def list_feed_requests(page: PageFetched, extraction: Extraction) -> list[CrawlR
         event_id=derived_event_id(page.event_id, LIST_FEED_REASON, feed), site=page.site, url=feed,
         # Read, not crawled: a feed's links are its items, not pages to plan.
         crawl_id=page.crawl_id, depth=page.depth, max_depth=page.depth, max_pages=page.max_pages,
-        source_url=source_of(page), tick_at=page.tick_at, reason=LIST_FEED_REASON, referrer=page.final_url,
+        stop_at_ms=page.stop_at_ms, source_url=source_of(page), tick_at=page.tick_at, reason=LIST_FEED_REASON,
+        referrer=page.final_url,
     ) for feed in list_feed_urls(page.body, page.final_url, extraction.no_list)]
 
 

@@ -101,5 +101,5 @@ def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlReque
         # As deep as the crawl may go: the page is read, its links are not crawled (the frontier plans links
         # only from pages above their crawl's depth).
         crawl_id=page.crawl_id, depth=page.depth + 1, max_depth=page.depth + 1, max_pages=max_pages,
-        source_url=page.source_url or page.url, tick_at=page.tick_at, reason=OVERFLOW_REASON,
-        referrer=page.final_url)
+        stop_at_ms=page.stop_at_ms, source_url=page.source_url or page.url, tick_at=page.tick_at,
+        reason=OVERFLOW_REASON, referrer=page.final_url)

@@ -92,7 +92,7 @@ def tag_pages(model: PaginationTagger, model_name: str, pages: Sequence[PageFetc
                         page.url, clickable, MAX_TAGGED_NODES, MAX_TAGGED_NODES // 2)
         tagged.append(PaginationTags(
             event_id=derived_event_id(page.event_id, "pagination"), site=page.site, crawl_id=page.crawl_id,
-            depth=page.depth, max_depth=page.max_depth, max_pages=page.max_pages,
+            depth=page.depth, max_depth=page.max_depth, max_pages=page.max_pages, stop_at_ms=page.stop_at_ms,
             source_url=page.source_url or page.url, page_url=page.url, final_url=page.final_url,
             model=model_name, nodes=clickable, links=links, content_digest=content_digest(root, links),
             tagging_ms=round(per_page_ms, 2),
@@ -179,7 +179,7 @@ class PaginationFollower:
             requests.append(CrawlRequest(
                 event_id=derived_event_id(tags.event_id, link.url), site=tags.site, url=link.url,
                 crawl_id=tags.crawl_id, depth=tags.depth + 1, max_depth=tags.max_depth, max_pages=tags.max_pages,
-                source_url=source, reason="paginate", referrer=tags.final_url,
+                stop_at_ms=tags.stop_at_ms, source_url=source, reason="paginate", referrer=tags.final_url,
             ))
         self.planned[_key(tags.crawl_id, source)] = planned
         return requests, stop

@@ -106,4 +106,4 @@ def advance(crawl: TopicalCrawl, page: PageFetched) -> TopicalStep:
 def _request(page: PageFetched, url: str, depth: int) -> CrawlRequest:
     return CrawlRequest(event_id=derived_event_id(page.event_id, TOPICAL_REASON, url), site=page.site, url=url,
                         crawl_id=page.crawl_id, depth=depth, max_depth=page.max_depth, max_pages=page.max_pages,
-                        reason=TOPICAL_REASON, referrer=page.final_url)
+                        stop_at_ms=page.stop_at_ms, reason=TOPICAL_REASON, referrer=page.final_url)

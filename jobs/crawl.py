@@ -64,6 +64,16 @@ def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
     return requests
 
 
+def sent_now(requests: list[CrawlRequest], plan: CrawlPlan) -> list[CrawlRequest]:
+    """The seeds as they are sent: a crawl with a time limit carries its end from now (CrawlScoped.stop_at_ms),
+    so that no worker goes on with it once its command has stopped — workers running beside it, or the next
+    worker on the topics where its own worker left requests."""
+    if plan.time_limit is None:
+        return requests
+    stop_at_ms = int((time.time() + plan.time_limit) * 1000)
+    return [request.model_copy(update={"stop_at_ms": stop_at_ms}) for request in requests]
+
+
 # Read = an async query on ClickHouse: the worker's own client, or infra.sql_owner beside running workers.
 Read = Callable[[queries.Query], Awaitable[tuple[list[str], list[list]]]]
 
@@ -170,7 +180,7 @@ async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_pr
     requests = seed_requests(plan, crawl_id)
     bootstrap = bootstrap_address(settings)
     await send_messages(bootstrap, settings.topic_prefix, settings.topic_partitions,
-                        [("crawl.requests", request) for request in requests])
+                        [("crawl.requests", request) for request in sent_now(requests, plan)])
 
     async def read(query: queries.Query):
         return await asyncio.to_thread(read_clickhouse, settings, query)
@@ -228,7 +238,7 @@ def _crawl_in_own_worker(plan: CrawlPlan, show_progress: bool) -> tuple[int, dic
     async def drive() -> None:
         crawl = progress.of(crawl_id)
         started = time.monotonic()
-        for request in requests:
+        for request in sent_now(requests, plan):
             crawl.requests_sent += 1
             await send("crawl.requests", request)
         with Progress(

@@ -52,6 +52,13 @@ class CrawlScoped(Message):
     source_url: str | None = None
     # The revisit tick that asked for this fetch (reason "revisit"), on the scheduler's clock.
     tick_at: datetime | None = None
+    # When the crawl ends (ms since the epoch, wall clock): a crawl given a time limit carries it in every
+    # message, so that the workers stop it when its command does — a request that comes later is not fetched.
+    stop_at_ms: int | None = None
+
+    def stopped(self, now_ms: int) -> bool:
+        """Whether the crawl has ended by its time limit."""
+        return self.stop_at_ms is not None and now_ms >= self.stop_at_ms
 
 
 class CrawlRequest(CrawlScoped):

@@ -54,6 +54,11 @@ def body_fields(body: bytes, content_type: str) -> dict:
     return {"body": text, "encoding": encoding, "body_bytes": len(body)}
 
 
+class CrawlEnded(Exception):
+    """The request's crawl ended by its time limit (CrawlScoped.stop_at_ms) before its host's turn came: the
+    request is not fetched, and no page is made of it."""
+
+
 class FetchFailure(Exception):
     def __init__(self, kind: FetchErrorKind, detail: str, status: int = 0) -> None:
         super().__init__(detail)
@@ -207,7 +212,8 @@ class Fetcher:
         return attempts * self.config.total_timeout + self.config.max_retries * self.config.retry_after_cap + 5
 
     async def fetch(self, request: CrawlRequest) -> PageFetched:
-        """Fetch a request's URL; every outcome, good or bad, is a PageFetched."""
+        """Fetch a request's URL; every outcome, good or bad, is a PageFetched — but a request whose crawl has
+        ended by the time its host's turn comes raises CrawlEnded."""
         started = time.monotonic()
         redirects: list[str] = []
         base = {
@@ -220,6 +226,7 @@ class Fetcher:
             "max_pages": request.max_pages,
             "source_url": request.source_url,
             "tick_at": request.tick_at,
+            "stop_at_ms": request.stop_at_ms,
             "reason": request.reason,
             "topic": request.topic,
             "redirects": redirects,
@@ -305,6 +312,8 @@ class Fetcher:
             asked = time.monotonic()
             async with self.politeness.slot(host, crawl_delay):
                 waited[0] += time.monotonic() - asked
+                if request.stopped(int(time.time() * 1000)):
+                    raise CrawlEnded(request.crawl_id)
                 response = await self._get_once(url, headers)
             response.attempts = attempt
             if response.status not in RETRY_STATUSES or attempt > self.config.max_retries:

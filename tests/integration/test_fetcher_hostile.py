@@ -9,7 +9,7 @@ import time
 import pytest
 from aiohttp import web
 
-from agents.fetching.fetcher import FetchConfig, Fetcher
+from agents.fetching.fetcher import CrawlEnded, FetchConfig, Fetcher
 from schemas.crawl import CrawlRequest, FetchErrorKind
 
 PAGE_ZH = "<html><body><h1>活動訊息：市民講座與親子活動報名開始，歡迎踴躍參加</h1><p>最新消息與公告</p></body></html>" * 3
@@ -228,3 +228,15 @@ async def test_a_pages_fetch_time_is_the_sites_not_the_wait_for_its_politeness_s
         elapsed = time.monotonic() - started
     assert elapsed >= 2.0 and all(page.ok for page in pages)
     assert max(page.fetch_ms for page in pages) < 1000
+
+
+async def test_a_request_whose_crawl_ends_while_it_waits_for_its_host_is_not_fetched(hostile):
+    # One request at a time, 2 s apart (robots.txt's first): the second page's turn comes seconds after its
+    # crawl's end, which had not come when it was asked for; the first page's crawl has no end.
+    async with Fetcher(_config(per_host_concurrency=1, per_host_delay=2.0)) as fetcher:
+        ending = CrawlRequest(site="test", url=f"{hostile}/ok?2", crawl_id="c",
+                              stop_at_ms=int((time.time() + 1.0) * 1000))
+        first, second = await asyncio.gather(
+            fetcher.fetch(CrawlRequest(site="test", url=f"{hostile}/ok?1", crawl_id="d")), fetcher.fetch(ending),
+            return_exceptions=True)
+    assert first.ok and isinstance(second, CrawlEnded)

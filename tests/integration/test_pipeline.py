@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -154,3 +155,37 @@ def test_flink_posts_pagination_is_followed_to_its_end_through_kafka(pipeline_en
         assert budgeted["new_items"] == 0  # read again, nothing on the site changed
     tagged = cli_json(["sql", "SELECT sum(value) AS n FROM metrics WHERE name = 'pages_tagged'"], env)
     assert tagged[0]["n"] == summary["pages_tagged"] + budgeted["pages_tagged"]
+
+
+def test_a_crawl_stopped_at_its_time_limit_is_not_carried_on_by_the_next_worker(pipeline_env, tmp_path):
+    from tests.integration.test_agent_failures import _start, _stop
+    from tests.integration.test_worker import _sql
+
+    # Sixty pages at two a second: more than a crawl of 3 s fetches.
+    site = tmp_path / "site-big"
+    site.mkdir()
+    (site / "index.html").write_text("<html><body>" + "".join(
+        f'<a href="p{n}.html">page {n}</a>' for n in range(60)) + "</body></html>")
+    for n in range(60):
+        (site / f"p{n}.html").write_text(f"<html><body><h1>Page {n}</h1></body></html>")
+    env = pipeline_env | {"SOURCEWATCH_PER_HOST_DELAY_SECONDS": "0.5", "SOURCEWATCH_PER_HOST_CONCURRENCY": "1"}
+    with serving_sites([site], env=env) as homepages:
+        summary = cli_json(["crawl", "--seeds", homepages["site-big"], "--time-limit", "3"], env)
+        assert summary["timed_out"] and 0 < summary["pages_fetched"] < 61
+        crawl = summary["crawl_id"]
+        # Its requests still waiting for their host as its own worker stopped, or still in crawl.requests: neither
+        # that worker nor the next one on the topics goes on with the crawl.
+        log = tmp_path / "worker.log"
+        worker = _start("streams.cli", env, log)
+        try:
+            deadline = time.monotonic() + 120
+            query = "SELECT toInt64(sum(value)) FROM metrics WHERE name = 'requests_dropped'"
+            while not (_sql(query, env)[0][0] or 0) > 0:
+                assert time.monotonic() < deadline, f"no request dropped\n{log.read_text()[-3000:]}"
+                time.sleep(2)
+            fetched = _sql(f"SELECT count() FROM fetches WHERE crawl_id = '{crawl}'", env)
+            time.sleep(5)
+            assert _sql(f"SELECT count() FROM fetches WHERE crawl_id = '{crawl}'", env) == fetched
+            assert fetched[0][0] < 61
+        finally:
+            _stop(worker, log)

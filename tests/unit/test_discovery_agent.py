@@ -144,3 +144,14 @@ def test_frames_and_meta_refresh_are_ways_on():
                                        '</frameset>', "http://e.org/a/")
     assert refresh is None and [(f.url, f.text, f.same_site) for f in frames] == [
         ("http://e.org/a/nav.html", "menu", True), ("http://x.org/", "", False)]
+
+
+def test_a_click_and_a_found_pages_read_carry_the_crawls_end():
+    end = 1_800_000_000_000
+    home = page(HOME, 0, "about events").model_copy(update={"stop_at_ms": end})
+    episode = open_for(home)
+    step = step_on(episode, home, {"about": 0.2, "events": 0.9})
+    assert step.click.stop_at_ms == end
+    step = step_on(episode, page("http://e.org/events/", 1).model_copy(update={"stop_at_ms": end}),
+                   page_probability=0.9)
+    assert step.read_source.stop_at_ms == end

@@ -1,3 +1,5 @@
+import time
+
 from agents.frontier import BfsFrontier
 from schemas.links import Anchor, LinksScored
 
@@ -46,3 +48,20 @@ def test_request_ids_follow_from_the_links_message():
     first = BfsFrontier({}, {}).next_requests(links)
     again = BfsFrontier({}, {}).next_requests(links)
     assert first[0].event_id == again[0].event_id
+
+
+def test_a_crawls_end_goes_with_every_request_it_plans():
+    from jobs.crawl import CrawlPlan, seed_requests, sent_now
+
+    limited = CrawlPlan(seeds=["https://example.org/"], max_pages=10, max_depth=2, time_limit=60)
+    assert seed_requests(limited, "c")[0].stop_at_ms is None
+    # Its end counts from when the seeds are sent (a crawl's own worker starts in between).
+    [seed] = sent_now(seed_requests(limited, "c"), limited)
+    assert 0 < seed.stop_at_ms - time.time() * 1000 <= 60_000
+    unlimited = CrawlPlan(seeds=["https://example.org/"], max_pages=10, max_depth=2)
+    assert sent_now(seed_requests(unlimited, "c"), unlimited)[0].stop_at_ms is None
+    links = _links("https://example.org/", 0, ["https://example.org/a"]).model_copy(
+        update={"stop_at_ms": seed.stop_at_ms})
+    [child] = BfsFrontier({}, {}).next_requests(links)
+    assert child.stop_at_ms == seed.stop_at_ms
+    assert not child.stopped(seed.stop_at_ms - 1) and child.stopped(seed.stop_at_ms)

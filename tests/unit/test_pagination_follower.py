@@ -73,3 +73,9 @@ def test_content_digest_ignores_the_pagination_labels():
     assert content_digest(one, links_one) == content_digest(two, links_two)
     assert content_digest(one, []) != content_digest(two, [])
     assert content_digest(None, []) == ""
+
+
+def test_a_lists_further_pages_carry_the_crawls_end():
+    tags = _tags(SOURCE, [("NEXT", SOURCE + "?page=2")], "a").model_copy(update={"stop_at_ms": 1_800_000_000_000})
+    requests, _ = _follower().next_requests(tags)
+    assert [r.stop_at_ms for r in requests] == [1_800_000_000_000]
