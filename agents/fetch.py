@@ -52,7 +52,7 @@ async def fetch_pages(stream):
                 requests: list[CrawlRequest] = await decode_events("crawl.requests", events)
                 fetched = await asyncio.gather(*(_fetched(request) for request in requests))
                 _count_dropped(requests, fetched)
-                for page in filter(None, fetched):
+                for page in (page for page in fetched if page is not None):
                     metrics.count("pages_fetched", "fetch", error=page.error.value, status=str(page.status))
                     metrics.count("fetch_ms", "fetch", page.fetch_ms)
                     await send("pages.fetched", page.with_body_capped(settings.max_message_body_bytes))

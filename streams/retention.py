@@ -123,10 +123,13 @@ async def let_go(crawl_keep_seconds: float) -> Counter[str]:
     for retained in _retained:
         expired = by_crawl if retained.keep_seconds is None else older_than(retained.keep_seconds,
                                                                              time.time() * 1000)
-        items = list(retained.table.data.items())
+        data = retained.table.data
+        keys = list(data)
         partition_of = _owned_partition(retained)
-        for start in range(0, len(items), SWEEP_CHUNK):
-            for key, partition in keys_to_drop(items[start:start + SWEEP_CHUNK], expired, partition_of):
+        for start in range(0, len(keys), SWEEP_CHUNK):
+            # Each chunk read as it is now: the stages may have written or deleted keys while the sweep yielded.
+            items = [(key, data[key]) for key in keys[start:start + SWEEP_CHUNK] if key in data]
+            for key, partition in keys_to_drop(items, expired, partition_of):
                 delete(retained.table, partition, key)
                 dropped[retained.table.name] += 1
             await asyncio.sleep(0)
