@@ -18,8 +18,8 @@ from agents.topical import TopicalCrawl, advance, crawl_key, open_crawl
 from schemas.crawl import TOPICAL_REASON
 from streams import metrics, progress
 from streams.app import app, settings
-from streams.retention import crawl_scoped, named_in
 from streams.deadletters import decode_events, kept_if_failed
+from streams.retention import crawl_scoped, named_in
 from streams.tables import store
 from streams.topics import send, topic
 

@@ -27,8 +27,8 @@ from schemas.discovery import DISCOVER_REASON
 from schemas.links import Anchor, LinksScored
 from streams import metrics, progress
 from streams.app import app, settings
-from streams.retention import crawl_scoped, named_in
 from streams.deadletters import decode_events, kept_if_failed
+from streams.retention import crawl_scoped, named_in
 from streams.tables import store
 from streams.topics import send, topic
 

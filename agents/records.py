@@ -161,7 +161,7 @@ class ChangeDetector:
         # An item a read of the list's first page shows is marked as still listed once its time is this old (a
         # write to the table's changelog, not one per item per read), so an item's time tells the table's
         # retention (streams.retention) which items no read has listed for long.
-        self.still_listed_every = _ms_of(still_listed_every)
+        self.still_listed_every = int(still_listed_every.total_seconds() * 1000)
 
     def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str,
                   reseed: bool = False, overflow: bool = False) -> list[ItemDiscovered]:
@@ -237,10 +237,6 @@ def _read_key(source: str) -> str:
 
 def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
-
-
-def _ms_of(span: timedelta) -> int:
-    return int(span.total_seconds() * 1000)
 
 
 def _item_keys(records: Sequence[RecordExtracted], source: str) -> list[tuple[str, str]]:
