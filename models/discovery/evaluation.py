@@ -20,16 +20,24 @@ from models.discovery.anchor_boxes import AnchorBoxes
 from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier, train_source_classifier
 from models.discovery.data import LabelledSite, load_sites
 from models.discovery.episode import Episode, Fetch, figures, run_episode
-from models.discovery.finetuning import REWARD_INPUT, REWARD_RECIPE, FinetuneConfig, finetune
+from models.discovery.finetuning import (
+    REWARD_INPUT,
+    REWARD_RECIPE,
+    STOPPING_WEB_SEED,
+    STOPPING_WEB_SITES,
+    FinetuneConfig,
+    finetune,
+    own_simulated_choices,
+)
 from models.discovery.judged import FoldClassifiers, judged_episodes
 from models.discovery.policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery.qlearning import QLearningCrawler
-from models.discovery.sites import served, simulated_web
-from models.discovery.stopping import StoppingModel, reliability, stop_threshold
+from models.discovery.sites import SimulatedSite, served, simulated_web
+from models.discovery.stopping import StoppingModel, fit_stopping, reliability, stop_threshold
 from models.discovery.training import (
     PretrainConfig,
     greedy_episodes,
-    out_of_fold_stopping,
+    out_of_fold_choices,
     pretrain,
     stopping_samples,
 )
@@ -243,7 +251,8 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
         folders = [site.folder.root.parent for site in sites]
         classifiers = FoldClassifiers(folders, get_encoder("use"))
         rewards = FoldClassifiers(folders, get_encoder("use"), REWARD_INPUT, REWARD_RECIPE) if finetuning else None
-    async with _renderer(config, "rl" in policies and bool(folds)) as boxes, _finetuning_web(finetuning) as web:
+    async with _renderer(config, "rl" in policies and bool(folds)) as boxes, _finetuning_web(finetuning) as web, \
+            _stopping_web("rl" in policies and bool(folds) and finetuning is not None) as stopping_web:
         for name in policies:
             learning = name in LEARNING and bool(folds)
             if name != "rl":
@@ -270,7 +279,15 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                         finetuned.finetuning_curve.append(await finetune(
                             agent, web.sites, web.homepages | homepages, web.fetch, rewards.trained_on(train),
                             finetuning.config, rehearsed=train if finetuning.rehearse else ()))
-                        await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, finetuned)
+                        # The fine-tuned agent's own stopping model (its choices on the stopping web added).
+                        stopper = None
+                        if "stopping_samples" in curve[-1]:
+                            stopper = await _stopping_model(agent, curve[-1]["stopping_samples"], stopping_web,
+                                                            config.miss_cost)
+                            if config.stop_rule == "learned":
+                                agent.stopper = stopper
+                        await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, finetuned,
+                                          stopper=stopper)
                 results[name] = pretrained.report(sites)
                 if finetuned.episodes:
                     results[FINETUNED] = finetuned.report(sites)
@@ -287,6 +304,27 @@ async def _finetuning_web(finetuning: Finetuning | None) -> AsyncIterator[Finetu
         return
     async with simulated_web(finetuning.sites, finetuning.seed) as (sites, homepages, fetch):
         yield FinetuningWeb([site.name for site in sites], homepages, fetch)
+
+
+@asynccontextmanager
+async def _stopping_web(needed: bool) -> AsyncIterator[tuple[list[SimulatedSite], dict[str, str], Fetch] | None]:
+    """The simulated web whose truth labels a fine-tuned agent's own choices for its stopping model (None when
+    not needed)."""
+    if not needed:
+        yield None
+        return
+    async with simulated_web(STOPPING_WEB_SITES, STOPPING_WEB_SEED) as web:
+        yield web
+
+
+async def _stopping_model(agent: RLCrawler, samples: list[tuple[list[float], bool]],
+                          stopping_web: tuple[list[SimulatedSite], dict[str, str], Fetch] | None,
+                          miss_cost: float) -> StoppingModel | None:
+    """The agent's stopping model from out-of-fold samples of the labelled sites and, for a fine-tuned agent,
+    its own choices on the stopping web (models.discovery.finetuning)."""
+    if agent.finetuned_on and stopping_web is not None:
+        samples = samples + await own_simulated_choices(agent, *stopping_web)
+    return fit_stopping(samples, miss_cost)
 
 
 def _mean_finetuning(histories: list[list[dict]]) -> list[dict]:
@@ -351,7 +389,9 @@ def _protocol(policies: list[str], folds: int | None, model: Path | None, simweb
         if finetuning:
             how += (f"; {FINETUNED}: each fold's agent fine-tuned on {finetuning.sites} simulated sites (seed "
                     f"{finetuning.seed}) with a content-only classifier of its fold as reward"
-                    + (", its training sites rehearsed" if finetuning.rehearse else ""))
+                    + (", its training sites rehearsed" if finetuning.rehearse else "")
+                    + f"; its learned stopping model also fitted on its own choices on {STOPPING_WEB_SITES} "
+                      f"simulated sites of seed {STOPPING_WEB_SEED}")
     return "first-hit stopping, ε = 0; " + where + how
 
 
@@ -367,7 +407,9 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
     at `start_from`, not pre-trained again — then, with `finetuning`, fine-tuned on the simulated web with a
     content-only classifier trained on the same sites as reward (models.discovery.finetuning says how η
     follows). Returns the agent and its learning curve (pre-training's on its training sites, then
-    fine-tuning's)."""
+    fine-tuning's). With the learned stop rule, the agent's stopping model is fitted on brief agents' held-out
+    episodes of the sites, and a fine-tuned agent's also on its own choices on the stopping web
+    (models.discovery.finetuning)."""
     sites = load_sites(paths)
     if not sites:
         raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
@@ -375,19 +417,26 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
     async def train() -> tuple[RLCrawler, list[dict]]:
         agent = RLCrawler.load(start_from) if start_from else new_agent()
         history: list[dict] = []
+        # A stopping model to fit for the agent as it ends up: a saved one's, or one fine-tuned here.
+        refit = config.stop_rule == "learned" and (start_from is not None or finetuning is not None)
         async with served(sites) as (homepages, fetch), _renderer(config, not start_from) as boxes, \
-                _finetuning_web(finetuning) as web:
+                _finetuning_web(finetuning) as web, \
+                _stopping_web(refit and (finetuning is not None or bool(agent.finetuned_on))) as stopping_web:
             if not start_from:
                 history = await pretrain(agent, sites, homepages, fetch, config, progress=progress,
                                          anchor_boxes=boxes)
-            elif config.stop_rule == "learned":
-                # A saved agent gets the stopping model fitted on brief agents' held-out episodes of these sites.
-                _, agent.stopper = await out_of_fold_stopping(sites, homepages, fetch, config, agent.encoder.name)
             if web is not None:
                 reward = train_source_classifier(paths, page_input=REWARD_INPUT, recipe=REWARD_RECIPE)
                 history += await finetune(agent, web.sites, web.homepages | homepages, web.fetch, reward,
                                           finetuning.config, progress=progress,
                                           rehearsed=sites if finetuning.rehearse else ())
+            if refit:
+                samples = next((point["stopping_samples"] for point in reversed(history)
+                                if "stopping_samples" in point), None)
+                if samples is None:
+                    # A saved agent's samples: brief agents' held-out episodes of these sites.
+                    _, samples = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name)
+                agent.stopper = await _stopping_model(agent, samples, stopping_web, config.miss_cost)
         return agent, history
 
     return asyncio.run(train())

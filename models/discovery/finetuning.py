@@ -16,6 +16,11 @@ reward), so that what the agent learns of other sites does not overwrite what it
 η: with pre-training's out-of-fold rule (the default) the pre-trained agent's η is kept — rehearsal keeps its
 scores on real sites where they were — and with Eq. 5 it is set again on ε = 0 episodes of every site it was
 fine-tuned on, the unlabelled ones as judged.
+The learned stopping model of a fine-tuned agent (models.discovery.stopping) learns from its own choices too:
+those it makes on a simulated web it was not fine-tuned on (STOPPING_WEB_SEED), labelled by that web's truth,
+beside the brief pre-trained agents' out-of-fold choices on the labelled sites. Fitted on the latter alone it
+stopped the fine-tuned agent at homepages whose way leads through a hub page — a best link with a low h and no
+listing word, a state real sites never showed it — where the agent knew the way on (README, results).
 """
 
 from __future__ import annotations
@@ -30,16 +35,22 @@ from models.discovery.agent import RLCrawler
 from models.discovery.classifier import SourcePageClassifier, with_click_prior
 from models.discovery.data import LabelledSite
 from models.discovery.episode import Fetch
+from models.discovery.sites import SimulatedSite
 from models.discovery.training import (
     PretrainConfig,
     adaptive_threshold,
     epsilon_at,
     greedy_episodes,
     mean_loss,
+    stopping_samples,
     train_epoch,
 )
 
 REWARD_INPUT = "four_texts"
+# The simulated web whose truth labels a fine-tuned agent's own choices for its stopping model: none of the
+# fine-tuning web (seed 3 by default), the held-out evaluation's (7) or the demo's (1).
+STOPPING_WEB_SEED = 11
+STOPPING_WEB_SITES = 40
 # The reward is the paper's MLP, not the stream's logistic regression: fine-tuned with the regression's reward the
 # agent no longer learned the way through the simulated web's hub pages (held-out recall 0.67 against 0.85 and
 # more with the MLP's, tests/integration/test_discovery_eval.py; why, not measured yet).
@@ -130,3 +141,13 @@ async def finetune(agent: RLCrawler, sites: Sequence[str], homepages: dict[str, 
     agent.learning = False
     agent.finetuned_on = sorted(sites)
     return history
+
+
+async def own_simulated_choices(agent: RLCrawler, sites: Sequence[SimulatedSite], homepages: dict[str, str],
+                                fetch: Fetch, max_steps: int = FinetuneConfig.max_steps
+                                ) -> list[tuple[list[float], bool]]:
+    """The stopping model's samples (models.discovery.training.stopping_samples) at the agent's own choices on
+    simulated sites it was not fine-tuned on: played with ε = 0 and no stopping, labelled by the web's truth."""
+    states: list[list[list[float]]] = []
+    runs = await greedy_episodes(agent, sites, homepages, fetch, max_steps, states)
+    return stopping_samples(runs, states)

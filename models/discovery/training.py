@@ -38,7 +38,7 @@ from models.discovery.agent import RLCrawler, new_agent
 from models.discovery.anchor_boxes import AnchorBoxes
 from models.discovery.data import LabelledSite
 from models.discovery.episode import Episode, Fetch, run_episode
-from models.discovery.stopping import MISS_COST, StoppingModel, fit_stopping, reachable_labels
+from models.discovery.stopping import MISS_COST, fit_stopping, reachable_labels
 
 
 @dataclass(frozen=True)
@@ -141,10 +141,10 @@ def fewest_errors_threshold(runs: list[tuple[Episode, list[float]]]) -> float:
     return min(candidates, key=lambda eta: (errors(eta), eta))
 
 
-async def out_of_fold_stopping(sites: Sequence[LabelledSite], homepages: dict[str, str], fetch: Fetch,
-                               config: PretrainConfig, encoder_name: str) -> tuple[float, StoppingModel | None]:
+async def out_of_fold_choices(sites: Sequence[LabelledSite], homepages: dict[str, str], fetch: Fetch,
+                              config: PretrainConfig, encoder_name: str) -> tuple[float, list[tuple[list[float], bool]]]:
     """η by the fewest errors on each part of the sites, played by a brief agent trained on the others, and the
-    stopping model fitted on the same out-of-fold episodes."""
+    stopping model's samples (stopping_samples) from the same out-of-fold episodes."""
     order = random.Random(config.seed).sample(list(sites), len(sites))
     parts = [order[index::CALIBRATION_FOLDS] for index in range(CALIBRATION_FOLDS)]
     brief = replace(config, epochs=CALIBRATION_EPOCHS, auxiliary=False, stop_rule="eq5")
@@ -154,7 +154,7 @@ async def out_of_fold_stopping(sites: Sequence[LabelledSite], homepages: dict[st
         agent = new_agent(encoder_name, seed=config.seed)
         await pretrain(agent, [site for site in order if site not in part], homepages, fetch, brief)
         runs += await greedy_episodes(agent, part, homepages, fetch, config.max_steps, states)
-    return fewest_errors_threshold(runs), fit_stopping(stopping_samples(runs, states), config.miss_cost)
+    return fewest_errors_threshold(runs), stopping_samples(runs, states)
 
 
 def stopping_samples(runs: list[tuple[Episode, list[float]]], states: list[list[list[float]]]
@@ -202,10 +202,11 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
     agent.learning, agent.anchor_boxes = False, None
     if config.stop_rule in ("out_of_fold", "learned") and len(sites) >= CALIBRATION_FOLDS:
         history[-1]["eta_eq5"] = agent.eta
-        # The learned stopping model is kept beside η for the evaluation to compare; the agent stops by it when
-        # the rule says so.
-        agent.eta, history[-1]["stopper"] = await out_of_fold_stopping(sites, homepages, fetch, config,
-                                                                       agent.encoder.name)
+        # The learned stopping model is kept beside η for the evaluation to compare, with its samples (a
+        # fine-tuned agent's model adds its own choices to them); the agent stops by it when the rule says so.
+        agent.eta, samples = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name)
+        history[-1]["stopping_samples"] = samples
+        history[-1]["stopper"] = fit_stopping(samples, config.miss_cost)
         if config.stop_rule == "learned":
             agent.stopper = history[-1]["stopper"]
     agent.trained_on = sorted(site.name for site in sites)

@@ -55,8 +55,11 @@ def finetuning(args: argparse.Namespace):
     if not args.finetune_simweb:
         return None
     from models.discovery.evaluation import Finetuning
-    from models.discovery.finetuning import FinetuneConfig
+    from models.discovery.finetuning import STOPPING_WEB_SEED, FinetuneConfig
 
+    if args.finetune_seed == STOPPING_WEB_SEED:
+        raise CommandError(f"--finetune-seed {STOPPING_WEB_SEED} is the web whose truth labels the fine-tuned agent's "
+                           "own choices for its stopping model: fine-tune on another seed")
     config = FinetuneConfig(**({"epochs": args.finetune_epochs} if args.finetune_epochs else {}),
                             stop_rule=args.stop_rule)
     return Finetuning(args.finetune_simweb, args.finetune_seed, config, rehearse=not args.no_rehearse)
@@ -115,7 +118,8 @@ class EvalDiscovery(Command):
         parser.add_argument("--simweb", type=int, metavar="N",
                             help="evaluate on N sites of the simulated web instead (held out)")
         parser.add_argument("--simweb-seed", type=int, default=7,
-                            help="the simulated web's seed (default 7; the demo uses 1)")
+                            help="the simulated web's seed (default 7; the demo uses 1; 11 labels the fine-tuned "
+                             "agent's stopping model, so it is not held out)")
         parser.add_argument("--policy", nargs="+", metavar="NAME",
                             help="policies to run (default: rl, bfs, random, keyword, qlearning)")
         parser.add_argument("--max-steps", type=int, default=10, help="click budget per site")

@@ -74,6 +74,8 @@ def test_flags_shared_by_train_and_eval_are_parsed_for_each():
         (["eval", "discovery", "--policy", "rl"], "needs --sites DIR… or --simweb N"),
         (["train", "revisit", "--events", "/nonexistent.csv", "--out", "m.pt"], "no such file: /nonexistent.csv"),
         (["eval", "pagination", "--data", "/nonexistent", "--continuation"], "/nonexistent holds no data.csv"),
+        (["train", "discovery", "--sites", "s", "--out", "a.pt", "--finetune-simweb", "4", "--finetune-seed", "11"],
+         "labels the fine-tuned agent's own choices"),
     ],
 )
 def test_a_commands_own_error_is_one_line_and_exit_code_2(words, message, capsys):
