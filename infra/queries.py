@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from infra.settings import FIND_SURE_AT
+
 # The live figures a watched page streams to `metrics` (stage revisit, label source).
 REVISIT_FIGURES = ("timeliness", "friendliness", "delay_h", "fetches_per_item")
 # Its learned rhythm: update ticks per day expected, the hours it knows; `rhythm_peaks` carries the busiest
@@ -70,6 +72,12 @@ def crawl_seed_errors(crawl_id: str) -> Query:
 def crawl_episodes(crawl_id: str) -> Query:
     return Query("SELECT homepage, end, clicks, found, unit_cost, harvest_rate, reason FROM discovery_episodes "
                  "WHERE crawl_id = {crawl:String} ORDER BY homepage", {"crawl": crawl_id})
+
+
+def crawl_finds(crawl_id: str) -> Query:
+    """The source pages a crawl's discovery found, each with its P(source page)."""
+    return Query("SELECT url, max(score) AS score FROM sources WHERE crawl_id = {crawl:String} GROUP BY url "
+                 "ORDER BY url", {"crawl": crawl_id})
 
 
 def crawl_topical_harvest(crawl_id: str) -> Query:
@@ -170,12 +178,16 @@ def watch_status() -> Query:
 
 # The service's queries (`sourcewatch serve`). A source's id is its URL's hash, the same wherever it is shown.
 _SOURCE_ID = "lower(hex(cityHash64(url)))"
+# Of a source page's rows in `sources` grouped by URL (its latest kind, its highest score): found last by
+# discovery, and at a P(source page) below {sure_at} every time — a person listing it, or a surer find, settles it.
+_UNSURE = "kind = 'discovered' AND score < {sure_at:Float64}"
 
 
 def _sources(pages: str) -> str:
     """Source pages found or watched, with what has been read of them and their live figures; `pages` is a
     subquery of the URLs to show, which every aggregate is narrowed to first (not the whole tables). A page
-    with nothing read has 0 records and new items, and no last times (the service reads the epoch as none); it
+    with nothing read has 0 records and new items, and no last times (the service reads the epoch as none); a
+    find discovery was unsure of (below `sure_at`) is `unsure`, and `verdict` is a person's latest on it; it
     is watched unless a stop came after it was last found or added (then `stopped_because` says why: a person's
     request, or the revisit stage's reason for withdrawing a find); `no_list` why its last read showed no list
     (models.records.no_list), none where it showed one or was not read."""
@@ -183,15 +195,19 @@ def _sources(pages: str) -> str:
                         for name in REVISIT_FIGURES + ("updates_per_day",))
     return f"""
     WITH page AS ({pages})
-    SELECT {_SOURCE_ID} AS id, url, site, kind, score, found_at, crawl_id, toBool(stopped_at < last_found) AS watching,
+    SELECT {_SOURCE_ID} AS id, url, site, kind, score, unsure, verdict, found_at, crawl_id,
+           toBool(stopped_at < last_found) AS watching,
            if(stopped_at < last_found, NULL, stop_reason) AS stopped_because, nullIf(last_no_list, '') AS no_list,
            records, last_record_seen, new_items, last_new_item, timeliness, friendliness, delay_h, fetches_per_item,
            updates_per_day, peaks
     FROM (SELECT url, any(site) AS site, argMax(kind, created_at) AS kind, max(score) AS score,
-                 min(created_at) AS found_at, max(created_at) AS last_found, argMin(crawl_id, created_at) AS crawl_id
+                 toBool({_UNSURE}) AS unsure, min(created_at) AS found_at, max(created_at) AS last_found,
+                 argMin(crawl_id, created_at) AS crawl_id
           FROM sources WHERE url IN page GROUP BY url) AS found
     LEFT JOIN (SELECT url, max(created_at) AS stopped_at, argMax(reason, created_at) AS stop_reason FROM watch_stops
                WHERE url IN page GROUP BY url) AS stops USING url
+    LEFT JOIN (SELECT url, toNullable(toBool(argMax(is_source, created_at))) AS verdict FROM source_verdicts
+               WHERE url IN page GROUP BY url) AS judged USING url
     LEFT JOIN (SELECT source_url AS url, count() AS records, max(last_seen) AS last_record_seen
                FROM records WHERE source_url IN page GROUP BY source_url) AS read USING url
     LEFT JOIN (SELECT source_url AS url, uniqExact(event_id) AS new_items, max(first_seen) AS last_new_item
@@ -203,27 +219,34 @@ def _sources(pages: str) -> str:
     ORDER BY url"""
 
 
-def _sources_matching(without_list: bool) -> str:
-    """The condition on `sources` of a listing's search: the URL holds the search words, and (`without_list`) the
-    page's last read showed no list."""
+def _sources_matching(without_list: bool, to_check: bool) -> str:
+    """The condition on `sources` of a listing's search: the URL holds the search words, (`without_list`) the
+    page's last read showed no list, and (`to_check`) it is an unsure find no person has judged yet."""
     shown = f" AND url IN (SELECT url FROM ({_last_no_lists('1')}) WHERE last_no_list != '')" if without_list else ""
-    return "positionCaseInsensitive(url, {search:String}) > 0" + shown
+    unjudged = (" AND url IN (SELECT url FROM (SELECT url, argMax(kind, created_at) AS kind, max(score) AS score "
+                f"FROM sources GROUP BY url) WHERE {_UNSURE})"
+                " AND url NOT IN (SELECT url FROM source_verdicts)") if to_check else ""
+    return "positionCaseInsensitive(url, {search:String}) > 0" + shown + unjudged
 
 
-def sources_page(search: str, limit: int, offset: int, without_list: bool = False) -> Query:
+def sources_page(search: str, limit: int, offset: int, without_list: bool = False, to_check: bool = False,
+                 sure_at: float = FIND_SURE_AT) -> Query:
     """A page of the source pages whose URL contains `search` (and, `without_list`, whose last read showed no
-    list), by URL."""
-    return Query(_sources(f"SELECT url FROM sources WHERE {_sources_matching(without_list)} "
+    list; `to_check`, unsure finds without a verdict), by URL."""
+    return Query(_sources(f"SELECT url FROM sources WHERE {_sources_matching(without_list, to_check)} "
                           "GROUP BY url ORDER BY url LIMIT {limit:UInt32} OFFSET {offset:UInt32}"),
-                 {"search": search, "limit": limit, "offset": offset})
+                 {"search": search, "limit": limit, "offset": offset, "sure_at": sure_at})
 
 
-def sources_count(search: str, without_list: bool = False) -> Query:
-    return Query(f"SELECT uniqExact(url) FROM sources WHERE {_sources_matching(without_list)}", {"search": search})
+def sources_count(search: str, without_list: bool = False, to_check: bool = False,
+                  sure_at: float = FIND_SURE_AT) -> Query:
+    return Query(f"SELECT uniqExact(url) FROM sources WHERE {_sources_matching(without_list, to_check)}",
+                 {"search": search, "sure_at": sure_at})
 
 
-def source_by_id(source_id: str) -> Query:
-    return Query(_sources(f"SELECT url FROM sources WHERE {_SOURCE_ID} = {{id:String}} LIMIT 1"), {"id": source_id})
+def source_by_id(source_id: str, sure_at: float = FIND_SURE_AT) -> Query:
+    return Query(_sources(f"SELECT url FROM sources WHERE {_SOURCE_ID} = {{id:String}} LIMIT 1"),
+                 {"id": source_id, "sure_at": sure_at})
 
 
 def source_records_page(source_url: str, limit: int, offset: int) -> Query:

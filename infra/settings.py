@@ -26,6 +26,10 @@ from pydantic_settings import (
 HOME = Path(".sourcewatch")
 
 
+# A find's P(source page) from which it is sure (odds of 9 to 1); Settings.find_sure_at.
+FIND_SURE_AT = 0.9
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SOURCEWATCH_", frozen=True, extra="ignore")
 
@@ -161,6 +165,9 @@ class Settings(BaseSettings):
     # (it stops where P(reachable) < 1 / (1 + cost)); empty: the cost it was fitted with (2). `eval discovery`
     # reports each cost's precision, recall and clicks on sites without a source page.
     discovery_miss_cost: float | None = Field(default=None, gt=0)
+    # A find discovery judged a source page with a P(source page) below this is unsure: the API and the dashboard
+    # show it as one to check, for a person's verdict (which then labels it for `retrain classifier`).
+    find_sure_at: float = Field(default=FIND_SURE_AT, gt=0, le=1)
     # Domain discovery's local full-text index of every fetched page (SQLite FTS5; written by the worker that
     # owns the sink). Off by default: re-reading and indexing every page costs the pipeline ~40 % of its crawl
     # throughput on 2 cores; turn it on (SOURCEWATCH_PAGE_INDEX_ENABLED=true) for `sourcewatch expand`.

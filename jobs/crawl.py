@@ -141,6 +141,8 @@ async def topical_harvest(crawl_id: str, read: Read) -> dict:
 async def _add_mode_figures(summary: dict, plan: CrawlPlan, crawl_id: str, read: Read) -> None:
     if plan.reason == DISCOVER_REASON:
         summary["episodes"] = await episodes_of(crawl_id, read)
+        _, rows = await read(queries.crawl_finds(crawl_id))
+        summary["find_scores"] = {url: round(float(score), 4) for url, score in rows}
     if plan.reason == TOPICAL_REASON:
         summary["topical"] = await topical_harvest(crawl_id, read)
 

@@ -41,6 +41,8 @@ class Page(BaseModel):
 class SourcesQuery(Page):
     search: str = Field("", max_length=300, description="part of the source page's URL")
     without_list: bool = Field(False, description="only the pages whose last read showed no list (see `no_list`)")
+    to_check: bool = Field(False, description="only the unsure finds no person has given a verdict on yet (see "
+                                              "`unsure`): the ones to check")
 
 
 class ItemsQuery(BaseModel):
@@ -74,6 +76,9 @@ class Source(BaseModel):
     site: str
     kind: str
     score: float
+    unsure: bool = Field(description="found by discovery at a P(source page) below SOURCEWATCH_FIND_SURE_AT (0.9): "
+                                     "a find to check (POST its verdict)")
+    verdict: bool | None = Field(None, description="a person's latest verdict: whether it really is a listing")
     found_at: datetime | None
     crawl_id: str
     watching: bool
@@ -149,9 +154,10 @@ class Api:
         self.reader = reader
         settings = reader.settings
         self.addresses = AddressPolicy(settings.allow_loopback, settings.allow_private)
+        self.sure_at = settings.find_sure_at
 
     async def source_of(self, source_id: str) -> dict:
-        rows = await self.reader.rows(queries.source_by_id(source_id))
+        rows = await self.reader.rows(queries.source_by_id(source_id, self.sure_at))
         if not rows:
             raise refusal(web.HTTPNotFound, f"no source {source_id!r}")
         return rows[0]
@@ -159,8 +165,9 @@ class Api:
     async def sources(self, request: web.Request) -> web.Response:
         asked = validated(SourcesQuery, request.query)
         rows = await self.reader.rows(queries.sources_page(asked.search, asked.limit, asked.offset,
-                                                           asked.without_list))
-        total = (await self.reader.rows(queries.sources_count(asked.search, asked.without_list)))[0]
+                                                           asked.without_list, asked.to_check, self.sure_at))
+        total = (await self.reader.rows(queries.sources_count(asked.search, asked.without_list, asked.to_check,
+                                                              self.sure_at)))[0]
         return json_response({"total": next(iter(total.values())), "sources": rows})
 
     async def source(self, request: web.Request) -> web.Response:

@@ -85,7 +85,8 @@ class Dashboard:
         started, now = time.monotonic(), time.time()
         panels = queries.dashboard_panels(seconds, step)
         answers = await asyncio.gather(*(self.reader.rows(query) for query in panels.values()),
-                                       self.reader.rows(queries.sources_page("", 500, 0)), self._lag())
+                                       self.reader.rows(queries.sources_page("", 500, 0, sure_at=self.reader.settings.find_sure_at)),
+                                       self._lag())
         body = dict(zip(panels, answers[:len(panels)]))
         for name, counts in SERIES.items():
             body[name] = on_grid(body[name], now - seconds, now, step, counts)

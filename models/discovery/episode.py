@@ -166,6 +166,8 @@ class Episode:
     clicked: list[str] = field(default_factory=list)
     # Why it ended so (the policy's stop reason, the budget's clicks…), as the stream reports it.
     reason: str = ""
+    # The P(source page) the judge gave the page it ended found on (judged episodes only): a find's confidence.
+    find_score: float | None = None
 
 
 async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: Fetch,

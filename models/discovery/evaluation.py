@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infra.settings import get_settings
 from models.discovery.agent import DEFAULT_AGENT, RLCrawler, new_agent
 from models.discovery.anchor_boxes import AnchorBoxes
 from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier, train_source_classifier
@@ -29,7 +30,7 @@ from models.discovery.finetuning import (
     finetune,
     own_simulated_choices,
 )
-from models.discovery.judged import FoldClassifiers, judged_episodes
+from models.discovery.judged import FoldClassifiers, finds_by_confidence, judged_episodes
 from models.discovery.policies import BASELINES, Candidate, DiscoveryPolicy
 from models.discovery.qlearning import QLearningCrawler
 from models.discovery.sites import SimulatedSite, served, simulated_web
@@ -103,16 +104,12 @@ async def _renderer(config: PretrainConfig, training: bool) -> AsyncIterator[Anc
     if not (training and config.auxiliary):
         yield None
         return
-    from infra.settings import get_settings
-
     settings = get_settings()
     async with AnchorBoxes(settings.chromium, settings.home / "cache" / "anchor-boxes") as boxes:
         yield boxes
 
 
 def shipped_classifier() -> SourcePageClassifier:
-    from infra.settings import get_settings
-
     return SourcePageClassifier.load(get_settings().source_classifier or DEFAULT_CLASSIFIER)
 
 
@@ -193,9 +190,11 @@ class _AgentRun:
         return {"episodes": [self.episodes[site.name] for site in sites],
                 "fixed_steps": _fixed_steps(self.fixed_steps), "eta": self.eta, **beside,
                 "learning_curve": _mean_curve(self.learning_curve),
-                "judged_by_classifier": figures([judged[site.name] for site in sites]),
+                "judged_by_classifier": figures([judged[site.name] for site in sites]) | {
+                    "finds_by_confidence": finds_by_confidence(self.judged, get_settings().find_sure_at)},
                 "judged_episodes": [{"site": e.site, "clicks": e.clicks, "reached": e.reached, "end": e.end,
-                                     "false_find": e.false_find, "clicked": e.clicked, "reason": e.reason}
+                                     "false_find": e.false_find, "clicked": e.clicked, "reason": e.reason,
+                                     "find_score": e.find_score}
                                     for e in (judged[site.name] for site in sites)]} | (
             {"finetuning_curve": _mean_finetuning(self.finetuning_curve)} if self.finetuning_curve else {}) | (
             {"stopping_calibration": reliability(self.stop_calibration)} if self.stop_calibration else {}) | (

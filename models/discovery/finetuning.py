@@ -82,6 +82,8 @@ class PageJudge:
         self.prior = prior
         self.html_of: dict[str, str] = {}
         self.probability_of: dict[str, float] = {}
+        # The last judgement of each page, the click's prior joined: what the stream reports as a find's score.
+        self.judged: dict[str, float] = {}
 
     async def fetch(self, url: str) -> tuple[str, str]:
         final_url, html = await self.inner_fetch(url)
@@ -97,6 +99,7 @@ class PageJudge:
         probability = self.probability_of[url]
         if self.prior is not None:
             probability = with_click_prior(probability, self.prior())
+        self.judged[url] = probability
         return probability >= self.classifier.threshold
 
 

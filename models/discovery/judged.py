@@ -56,6 +56,18 @@ async def judged_episodes(agent: RLCrawler, classifier: SourcePageClassifier, si
                                     max_steps)
         true = [url for url in episode.reached if site.is_source(url)]
         episode.false_find = bool(episode.reached) and not true
+        episode.find_score = judge.judged.get(episode.reached[0]) if episode.reached else None
         episode.reached = true
         episodes.append(episode)
     return episodes
+
+
+def finds_by_confidence(episodes: Sequence[Episode], sure_at: float) -> dict:
+    """The judged episodes' finds split at `sure_at` (the service's sure level): how many in each part, and how
+    many of them the labels call source pages — whether an unsure find is worth a person's look."""
+    def part(finds: list[Episode]) -> dict:
+        return {"finds": len(finds), "true": sum(1 for e in finds if not e.false_find)}
+
+    finds = [e for e in episodes if e.find_score is not None]
+    return {"sure_at": sure_at, "sure": part([e for e in finds if e.find_score >= sure_at]),
+            "unsure": part([e for e in finds if e.find_score < sure_at])}

@@ -27,6 +27,13 @@ function safeLink(url, text) {
   return cell;
 }
 
+// What is known of a find: a person's verdict, or that discovery was unsure of it (a find to check).
+function findState(source) {
+  if (source.verdict === true) return "a listing (verdict)";
+  if (source.verdict === false) return "not a listing (verdict)";
+  return source.unsure ? `to check (P ${fmt(source.score, 2)})` : "";
+}
+
 // columns: [{key, label, num?, render?(row) -> Node|string}]
 function fillTable(panelId, columns, rows, emptyText) {
   const table = document.querySelector(`#${panelId} table`);
@@ -104,6 +111,7 @@ function render(d) {
   fillTable("panel-sources", [
     {key: "url", label: "source page", render: (r) => {
       const a = document.createElement("a"); a.href = `/sources/${encodeURIComponent(r.id)}`; a.textContent = r.url; return a; }},
+    {key: "unsure", label: "find", render: findState},
     {key: "records", label: "records", num: true}, {key: "no_list", label: "no list: why", render: (r) => r.no_list || ""},
     {key: "new_items", label: "new items", num: true},
     {key: "timeliness", label: "timeliness", num: true}, {key: "friendliness", label: "friendliness", num: true},

@@ -9,6 +9,28 @@ async function getJson(path) {
   return response.json();
 }
 
+// A person's verdict on a find discovery made (sources.verdicts: a label for `sourcewatch retrain classifier`).
+async function sendVerdict(isSource) {
+  const state = document.getElementById("verdict-state");
+  const response = await fetch(`/api/v1/sources/${encodeURIComponent(sourceId)}/verdict`, {
+    method: "POST", credentials: "same-origin", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({is_source: isSource})});
+  state.textContent = response.ok ? `verdict sent: ${isSource ? "a listing" : "not a listing"}`
+                                  : `verdict not sent: ${response.status} ${(await response.json()).error}`;
+}
+
+document.getElementById("verdict-yes").addEventListener("click", () => sendVerdict(true));
+document.getElementById("verdict-no").addEventListener("click", () => sendVerdict(false));
+
+function showVerdict(source) {
+  const panel = document.getElementById("panel-verdict");
+  panel.hidden = source.kind !== "discovered";
+  const state = document.getElementById("verdict-state");
+  if (!panel.hidden && !state.textContent.startsWith("verdict sent")) {
+    state.textContent = findState(source) || `found by discovery at P ${fmt(source.score, 2)}`;
+  }
+}
+
 async function refreshSource() {
   const status = document.getElementById("status");
   try {
@@ -17,7 +39,8 @@ async function refreshSource() {
       getJson(base), getJson(`${base}/records?limit=200`), getJson(`${base}/items?limit=500`),
       getJson(`${base}/figures`)]);
     document.getElementById("source-url").replaceChildren(safeLink(source.url));
-    const names = ["kind", "found_at", "no_list", "records", "new_items", "last_new_item", "timeliness",
+    showVerdict(source);
+    const names = ["kind", "score", "unsure", "verdict", "found_at", "no_list", "records", "new_items", "last_new_item", "timeliness",
                    "friendliness", "delay_h", "fetches_per_item", "updates_per_day", "peaks"];
     fillTable("panel-figures", [{key: "name", label: "figure"}, {key: "value", label: "value", num: true}],
               names.map((name) => ({name, value: fmt(source[name])})));

@@ -76,9 +76,11 @@ def print_episodes(summary: dict, seeds: int) -> None:
     print(f"{len(episodes)} of {seeds} episodes ended in {summary.get('seconds')} s: {len(found)} source "
           f"pages found with {clicks_spent} clicks" + (f" ({clicks_spent / len(found):.2f} per source page)"
                                                         if found else ""))
+    scores, sure_at = summary.get("find_scores", {}), get_settings().find_sure_at
     for episode in episodes:
         clicks = f"{episode['clicks']} click{'s' * (episode['clicks'] != 1)}"
-        print(f"  {episode['homepage']}  {episode['end']} after {clicks}  "
-              f"{' '.join(episode['found']) or episode['reason']}")
+        finds = [f"{url} (P {scores[url]:.2f}{': unsure, to check' if scores[url] < sure_at else ''})"
+                 if url in scores else url for url in episode["found"]]
+        print(f"  {episode['homepage']}  {episode['end']} after {clicks}  {' '.join(finds) or episode['reason']}")
     if summary.get("records_read"):
         print(f"  records read from the source pages found: {summary['records_read']}")

@@ -74,6 +74,10 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
     assert sources == sorted([{"url": events_url, "kind": "discovered", "clicks": found["clicks"]},
                               {"url": refreshed["found"][0], "kind": "discovered", "clicks": 1}],
                              key=lambda row: row["url"])
+    # Each find's P(source page), as the stream judged it (the command marks one below the sure level).
+    scores = _sql("SELECT url, max(score) AS score FROM sources GROUP BY url", pipeline_env)
+    assert result["find_scores"] == {row["url"]: pytest.approx(row["score"], abs=1e-4) for row in scores}
+    assert all(0.5 <= score <= 1 for score in result["find_scores"].values())
     records = _sql(f"SELECT count() AS n FROM records WHERE source_url = '{events_url}'", pipeline_env)
     assert records[0]["n"] >= 5
     assert result["records_read"] >= 5

@@ -5,6 +5,10 @@ watched."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import urllib.request
+from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaProducer
@@ -12,13 +16,16 @@ from aiokafka import AIOKafkaProducer
 from infra import queries
 from infra.kafka_topics import ensure_topics
 from infra.processes import serve_in_child
-from schemas.links import SourceFound
+from infra.settings import FIND_SURE_AT
+from schemas.links import SourceFound, SourceVerdict
 from schemas.registry import encode
 from schemas.sites import site_of
 from tests.conftest import run_cli
 from tests.integration.test_revisit_pipeline import _run_worker_until, _sql
 
 pytestmark = pytest.mark.kafka
+# Where the dashboard's screenshot of a find to check goes (docs/ when it is the README's), as in test_service.
+SCREENSHOTS = os.environ.get("SOURCEWATCH_SCREENSHOTS")
 
 LISTING = "<html><head><title>News</title></head><body><nav><a href='/'>Home</a> <a href='/about.html'>About</a>" \
           "</nav><main><h1>News</h1><ul class='news'>{items}</ul></main></body></html>"
@@ -35,15 +42,19 @@ CALENDAR = "<html><head><title>Calendar</title></head><body><header><nav><ul>" +
     "</body></html>"
 
 
-async def _found(bootstrap: str, prefix: str, urls: list[str]) -> None:
+async def _found(bootstrap: str, prefix: str, scores: dict[str, float], verdicts: dict[str, bool]) -> None:
+    """Finds as discovery sends them (each with its P(source page)), and people's verdicts as the API sends them."""
     await ensure_topics(bootstrap, prefix, 4)
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
     await producer.start()
     try:
-        for url in urls:
-            found = SourceFound(site=site_of(url), url=url, crawl_id="discover-test", kind="discovered", score=0.9,
+        for url, score in scores.items():
+            found = SourceFound(site=site_of(url), url=url, crawl_id="discover-test", kind="discovered", score=score,
                                 clicks=1)
             await producer.send(prefix + "sources.found", encode(found), key=found.site.encode())
+        for url, is_source in verdicts.items():
+            verdict = SourceVerdict(site=site_of(url), url=url, is_source=is_source)
+            await producer.send(prefix + "sources.verdicts", encode(verdict), key=verdict.site.encode())
         await producer.flush()
     finally:
         await producer.stop()
@@ -58,8 +69,9 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
     with serve_in_child(["serve-sites", str(site)], pipeline_env) as homepages:
         root = next(iter(homepages.values())).rstrip("/")
         listing, article, calendar = f"{root}/news.html", f"{root}/about.html", f"{root}/calendar.html"
+        # The listing and the calendar found unsure (P below 0.9), the calendar then judged by a person.
         asyncio.run(_found(pipeline_env["SOURCEWATCH_KAFKA_BOOTSTRAP"], pipeline_env["SOURCEWATCH_TOPIC_PREFIX"],
-                           [listing, article, calendar]))
+                           {listing: 0.62, article: 0.95, calendar: 0.7}, {calendar: False}))
 
         def listing_gauges() -> list[dict]:
             return _sql("SELECT DISTINCT name FROM metrics WHERE stage = 'revisit' AND labels['source'] = "
@@ -70,17 +82,20 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
                         "name = 'pages_read_as_their_menu' GROUP BY reason", pipeline_env)
 
         _run_worker_until(pipeline_env, lambda: len(_sql("SELECT url FROM watch_stops", pipeline_env)) >= 2
+                          and bool(_sql("SELECT url FROM source_verdicts", pipeline_env))
                           and bool(listing_gauges()) and bool(menu_reads()) and len(_sql(
                               "SELECT DISTINCT labels['source'] FROM metrics WHERE name = 'list_shown'",
                               pipeline_env)) >= 3, timeout=150)
         menus = menu_reads()
-        def api_sources(without_list: bool) -> list[dict]:
+        def api_sources(without_list: bool = False, to_check: bool = False) -> list[dict]:
             """The sources as the API reads them (its query, its parameters written in)."""
-            query = queries.sources_page("", 50, 0, without_list)
+            query = queries.sources_page("", 50, 0, without_list, to_check)
             return _sql(query.sql.replace("{search:String}", "''").replace("{limit:UInt32}", "50")
-                        .replace("{offset:UInt32}", "0"), pipeline_env)
+                        .replace("{offset:UInt32}", "0").replace("{sure_at:Float64}", str(FIND_SURE_AT)),
+                        pipeline_env)
 
-        sources, without_list = api_sources(False), api_sources(True)
+        sources, without_list, to_check = api_sources(), api_sources(without_list=True), api_sources(to_check=True)
+        verdict_sent = _verdict_from_the_dashboard(pipeline_env, listing)
         calendar_records = run_cli(["records", calendar], pipeline_env)
         stops = _sql("SELECT url, reason FROM watch_stops ORDER BY url", pipeline_env)
         gauges = {row["name"] for row in listing_gauges()}
@@ -96,8 +111,52 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
     # for want of dates and links.)
     assert {row["url"]: row["no_list"] for row in sources} == {listing: None, article: None, calendar: "in_a_frame"}
     assert [row["url"] for row in without_list] == [calendar]  # GET sources?without_list=true
+    # Finds below the sure level are unsure; the one no person has judged yet is the one to check.
+    assert {row["url"]: (bool(row["unsure"]), row["verdict"]) for row in sources} == {
+        listing: (True, None), article: (False, None), calendar: (True, False)}
+    assert [row["url"] for row in to_check] == [listing]  # GET sources?to_check=true
+    # Its dashboard page asks for a verdict, and sends it.
+    assert verdict_sent == "verdict sent: a listing"
     assert calendar_records.returncode == 0 and "its frames are other documents" in calendar_records.stdout
     # The listing read as a list and stays watched: its first read was observed (its live figures and learned
     # rhythm streamed), and its records stored.
     assert {"revisits", "known_hours"} <= gauges
     assert records >= 3
+
+
+def _verdict_from_the_dashboard(env: dict[str, str], url: str) -> str:
+    """Open the find's page on the dashboard in Chromium, say it is a listing; what the page then says."""
+    from playwright.async_api import async_playwright
+
+    from infra.settings import Settings
+    from models.discovery.anchor_boxes import BROWSER_ARGS
+
+    with serve_in_child(["serve", "--port", "18367"], env) as served:
+        api, token = served["url"].rstrip("/"), Path(served["token_file"]).read_text().strip()
+        source_id = next(row["id"] for row in _api_json(f"{api}/api/v1/sources", token)["sources"] if row["url"] == url)
+
+        async def browse() -> str:
+            async with async_playwright() as playwright:
+                browser = await playwright.chromium.launch(executable_path=str(Settings().chromium), args=BROWSER_ARGS)
+                page = await browser.new_page(viewport={"width": 1200, "height": 800})
+                await page.goto(f"{api}/sources/{source_id}?token={token}")
+                await page.wait_for_selector("#panel-verdict:not([hidden])", timeout=30000)
+                asked = await page.locator("#verdict-state").text_content()
+                assert asked.startswith("to check (P 0.62)"), asked
+                shots = Path(SCREENSHOTS) if SCREENSHOTS else None
+                if shots:
+                    await page.screenshot(path=str(shots / "dashboard-verdict.png"), full_page=True)
+                await page.locator("#verdict-yes").click()
+                await page.wait_for_function(
+                    "document.getElementById('verdict-state').textContent.startsWith('verdict')", timeout=30000)
+                said = await page.locator("#verdict-state").text_content()
+                await browser.close()
+                return said
+
+        return asyncio.run(browse())
+
+
+def _api_json(url: str, token: str) -> dict:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())

@@ -113,3 +113,15 @@ def test_an_episode_played_without_stopping_ends_where_the_threshold_would_have_
     assert figures["2"]["recall"] == 0.0 and figures["2"]["clicks_on_negative_sites"] == 0.0
     assert figures["4"]["recall"] == 1.0 and figures["4"]["clicks_on_negative_sites"] == 3.0
     assert figures["4"]["unit_cost"] == 2.0
+
+
+def test_judged_finds_are_split_at_the_sure_level_with_how_many_are_true():
+    from models.discovery.episode import Episode
+    from models.discovery.judged import finds_by_confidence
+
+    episodes = [Episode("a", False, 1, ["http://a/events/"], "found", find_score=0.97),
+                Episode("b", False, 1, [], "found", false_find=True, find_score=0.62),
+                Episode("c", False, 2, ["http://c/news/"], "found", find_score=0.75),
+                Episode("d", True, 0, [], "stop")]  # no find: not counted
+    assert finds_by_confidence(episodes, 0.9) == {"sure_at": 0.9, "sure": {"finds": 1, "true": 1},
+                                                  "unsure": {"finds": 2, "true": 1}}

@@ -104,3 +104,16 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly():
     assert reader.stdout.read() == b"row 0\n"
     reader.wait(timeout=10)
     assert command.returncode == 0 and b"Traceback" not in command.stderr, command.stderr.decode()
+
+
+def test_discover_marks_each_find_with_its_p_and_the_unsure_ones_to_check(capsys):
+    from streams.cli.discover import print_episodes
+
+    episode = {"clicks": 1, "end": "found", "reason": ""}
+    summary = {"seconds": 3.0, "episodes": [{**episode, "homepage": "http://a.org/", "found": ["http://a.org/events/"]},
+                                            {**episode, "homepage": "http://b.org/", "found": ["http://b.org/blog/"]}],
+               "find_scores": {"http://a.org/events/": 0.97, "http://b.org/blog/": 0.62}}
+    print_episodes(summary, 2)
+    out = capsys.readouterr().out
+    assert "http://a.org/events/ (P 0.97)" in out
+    assert "http://b.org/blog/ (P 0.62: unsure, to check)" in out
