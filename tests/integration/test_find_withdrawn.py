@@ -16,12 +16,11 @@ from aiokafka import AIOKafkaProducer
 from infra import queries
 from infra.kafka_topics import ensure_topics
 from infra.processes import serve_in_child
-from infra.settings import FIND_SURE_AT
 from schemas.links import SourceFound, SourceVerdict
 from schemas.registry import encode
 from schemas.sites import site_of
 from tests.conftest import run_cli
-from tests.integration.test_revisit_pipeline import _run_worker_until, _sql
+from tests.integration.test_revisit_pipeline import _query_sql, _run_worker_until, _sql
 
 pytestmark = pytest.mark.kafka
 # Where the dashboard's screenshot of a find to check goes (docs/ when it is the README's), as in test_service.
@@ -88,11 +87,8 @@ def test_a_find_whose_first_read_shows_no_list_is_withdrawn(pipeline_env, tmp_pa
                               pipeline_env)) >= 3, timeout=150)
         menus = menu_reads()
         def api_sources(without_list: bool = False, to_check: bool = False) -> list[dict]:
-            """The sources as the API reads them (its query, its parameters written in)."""
-            query = queries.sources_page("", 50, 0, without_list, to_check)
-            return _sql(query.sql.replace("{search:String}", "''").replace("{limit:UInt32}", "50")
-                        .replace("{offset:UInt32}", "0").replace("{sure_at:Float64}", str(FIND_SURE_AT)),
-                        pipeline_env)
+            """The sources as the API reads them (its query)."""
+            return _query_sql(queries.sources_page("", 50, 0, without_list, to_check), pipeline_env)
 
         sources, without_list, to_check = api_sources(), api_sources(without_list=True), api_sources(to_check=True)
         verdict_sent = _verdict_from_the_dashboard(pipeline_env, listing)

@@ -18,7 +18,7 @@ from infra import queries
 from infra.processes import serve_in_child
 from tests.conftest import ROOT, run_cli
 from tests.integration.test_find_withdrawn import _found
-from tests.integration.test_revisit_pipeline import _always_fetch_model, _sql
+from tests.integration.test_revisit_pipeline import _always_fetch_model, _query_sql, _sql
 
 pytestmark = pytest.mark.kafka
 
@@ -80,7 +80,7 @@ def test_lists_kept_in_feeds_are_read_as_the_pages_lists(pipeline_env, tmp_path)
         root = next(iter(homepages.values())).rstrip("/")
         page, news_page, talks_page = root + "/events.html", root + "/news/", root + "/talks/"
         asyncio.run(_found(env["SOURCEWATCH_KAFKA_BOOTSTRAP"], env["SOURCEWATCH_TOPIC_PREFIX"],
-                           [page, news_page, talks_page]))
+                           dict.fromkeys([page, news_page, talks_page], 0.95), {}))
         worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--loglevel", "warning"], env=env,
                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -110,9 +110,7 @@ def test_lists_kept_in_feeds_are_read_as_the_pages_lists(pipeline_env, tmp_path)
             output, _ = worker.communicate(timeout=60)
         assert worker.returncode == 0, output[-3000:]
         shown = run_cli(["records", page], env)
-        query = queries.sources_page("", 50, 0, False)
-        sources = _sql(query.sql.replace("{search:String}", "''").replace("{limit:UInt32}", "50")
-                       .replace("{offset:UInt32}", "0"), env)
+        sources = _query_sql(queries.sources_page("", 50, 0), env)
         stops = _sql("SELECT url, reason FROM watch_stops", env)
         unread = _sql("SELECT labels['reason'] AS reason, sum(value) AS n FROM metrics "
                       "WHERE name = 'list_feeds_unread' GROUP BY reason", env)

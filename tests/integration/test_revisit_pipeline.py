@@ -5,6 +5,7 @@ run."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -46,6 +47,15 @@ def _sql(query: str, env: dict[str, str]) -> list[dict]:
     result = run_cli(["sql", query, "--json"], env, timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
+
+
+def _query_sql(query, env: dict[str, str]) -> list[dict]:
+    """A project query (infra.queries.Query) through `sourcewatch sql`, its parameters written in as literals."""
+    sql = query.sql
+    for name, value in query.parameters.items():
+        literal = "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'" if isinstance(value, str) else str(value)
+        sql = re.sub(r"\{" + name + r":[^}]+\}", lambda _: literal, sql)
+    return _sql(sql, env)
 
 
 def _run_worker_until(env: dict[str, str], done, timeout: float = 120) -> str:
