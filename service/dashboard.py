@@ -84,9 +84,9 @@ class Dashboard:
         step = next((step for step in STEPS if step * BUCKETS >= seconds), STEPS[-1])
         started, now = time.monotonic(), time.time()
         panels = queries.dashboard_panels(seconds, step)
+        sources = queries.sources_page("", 500, 0, sure_at=self.reader.settings.find_sure_at)
         answers = await asyncio.gather(*(self.reader.rows(query) for query in panels.values()),
-                                       self.reader.rows(queries.sources_page("", 500, 0, sure_at=self.reader.settings.find_sure_at)),
-                                       self._lag())
+                                       self.reader.rows(sources), self._lag())
         body = dict(zip(panels, answers[:len(panels)]))
         for name, counts in SERIES.items():
             body[name] = on_grid(body[name], now - seconds, now, step, counts)

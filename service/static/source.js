@@ -9,14 +9,17 @@ async function getJson(path) {
   return response.json();
 }
 
+// What became of the verdict this page sent ("" before one was sent): shown instead of the find's state.
+let verdictAnswer = "";
+
 // A person's verdict on a find discovery made (sources.verdicts: a label for `sourcewatch retrain classifier`).
 async function sendVerdict(isSource) {
-  const state = document.getElementById("verdict-state");
   const response = await fetch(`/api/v1/sources/${encodeURIComponent(sourceId)}/verdict`, {
     method: "POST", credentials: "same-origin", headers: {"Content-Type": "application/json"},
     body: JSON.stringify({is_source: isSource})});
-  state.textContent = response.ok ? `verdict sent: ${isSource ? "a listing" : "not a listing"}`
-                                  : `verdict not sent: ${response.status} ${(await response.json()).error}`;
+  verdictAnswer = response.ok ? `verdict sent: ${isSource ? "a listing" : "not a listing"}`
+                              : `verdict not sent: ${response.status} ${(await response.json()).error}`;
+  document.getElementById("verdict-state").textContent = verdictAnswer;
 }
 
 document.getElementById("verdict-yes").addEventListener("click", () => sendVerdict(true));
@@ -25,9 +28,9 @@ document.getElementById("verdict-no").addEventListener("click", () => sendVerdic
 function showVerdict(source) {
   const panel = document.getElementById("panel-verdict");
   panel.hidden = source.kind !== "discovered";
-  const state = document.getElementById("verdict-state");
-  if (!panel.hidden && !state.textContent.startsWith("verdict sent")) {
-    state.textContent = findState(source) || `found by discovery at P ${fmt(source.score, 2)}`;
+  if (!panel.hidden) {
+    document.getElementById("verdict-state").textContent =
+      verdictAnswer || findState(source) || `found by discovery at P ${fmt(source.score, 2)}`;
   }
 }
 
