@@ -21,6 +21,7 @@ from agents.discovery import DiscoveryEpisode, Step, advance, episode_key, open_
 from agents.links import is_html
 from models.discovery.agent import DEFAULT_AGENT, RLCrawler
 from models.discovery.classifier import SourcePageClassifier, current_classifier_path
+from models.discovery.stopping import load_retrained, retrained_stopping_path
 from schemas.base import derived_event_id
 from schemas.crawl import PageFetched
 from schemas.discovery import DISCOVER_REASON
@@ -50,6 +51,14 @@ def model_files() -> dict[str, Path]:
 def models() -> tuple[RLCrawler, SourcePageClassifier, str]:
     files = model_files()
     agent = RLCrawler.load(files["discovery agent"])
+    if agent.stopper is not None and (path := retrained_stopping_path(settings)).is_file():
+        retrained = load_retrained(path, agent.stopper)
+        if retrained is None:
+            log.warning("discovery: %s was retrained for another agent's stopping model: the agent's own is used",
+                        path)
+        else:
+            agent.stopper = retrained
+            log.info("discovery: the stopping model retrained with people's verdicts (%s)", path)
     if agent.stopper is not None:
         agent.stopper = agent.stopper.at_miss_cost(settings.discovery_miss_cost)
     classifier = SourcePageClassifier.load(files["source-page classifier"])

@@ -91,8 +91,13 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits
         link.logit, link.hit_logit = float(way), float(hit)
     source_score = (with_click_prior(page_probability, episode.last_hit)
                     if page.depth > 0 and page_probability is not None else 0.0)
-    decision = decide(state, page.final_url, source_score >= source_threshold, prepared.to_score,
-                      lambda on_page, frontier: stored_choice(frontier, eta, stopper, state.clicks))
+
+    def choose(on_page: list[FrontierLink], frontier: list[FrontierLink]) -> FrontierLink | str:
+        choice, view = stored_choice(frontier, eta, stopper, state.clicks)
+        state.choices.append([round(value, 6) for value in view])
+        return choice
+
+    decision = decide(state, page.final_url, source_score >= source_threshold, prepared.to_score, choose)
     step = Step(to_score=prepared.to_score)
     if decision.click is not None:
         episode.last_hit = probability(decision.click.hit_logit) if decision.click.hit_logit is not None else 0.5
@@ -128,4 +133,4 @@ def _ended(episode: DiscoveryEpisode, page: PageFetched, policy: str) -> Episode
     state = episode.state
     return EpisodeEnded(event_id=derived_event_id(page.event_id, "ended"), site=state.site,
                         crawl_id=episode.crawl_id, homepage=state.homepage, end=state.end, clicks=state.clicks,
-                        found=list(state.found), policy=policy, reason=state.reason)
+                        found=list(state.found), policy=policy, reason=state.reason, choices=state.choices)

@@ -10,7 +10,7 @@ from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
 from schemas.expansion import ExpansionRound
-from schemas.links import LinksScored, SourceFound, SourceVerdict, WatchStopped
+from schemas.links import LinksScored, SiteVerdict, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.webhooks import WebhookDelivery, WebhookSet
 from schemas.pagination import PaginationTags
@@ -129,6 +129,11 @@ def _verdict_rows(verdict: SourceVerdict) -> list[Row]:
              "is_source": int(verdict.is_source), "created_at": verdict.created_at}]
 
 
+def _site_verdict_rows(verdict: SiteVerdict) -> list[Row]:
+    return [{"event_id": verdict.event_id, "site": verdict.site, "homepage": verdict.homepage,
+             "source_url": verdict.source_url or "", "created_at": verdict.created_at}]
+
+
 def _webhook_rows(webhook: WebhookSet) -> list[Row]:
     return [{"event_id": webhook.event_id, "site": webhook.site, "source_url": webhook.source_url,
              "url": webhook.url, "created_at": webhook.created_at}]
@@ -165,6 +170,7 @@ ROWS: dict[type[Message], Callable[[Any], list[Row]]] = {
     Metric: _metric_rows,
     WatchStopped: _stop_rows,
     SourceVerdict: _verdict_rows,
+    SiteVerdict: _site_verdict_rows,
     WebhookSet: _webhook_rows,
     WebhookDelivery: _delivery_rows,
     DeadLetter: _deadletter_rows,

@@ -303,6 +303,17 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
                 FROM records_store GROUP BY site, source_url, item_url, title, date""",
         ],
     ),
+    (
+        # People's verdicts on sites discovery ran on: where the source page is ("" : the site has none).
+        14,
+        [
+            f"""CREATE TABLE IF NOT EXISTS site_verdicts_store (
+                event_id String, site LowCardinality(String), homepage String, source_url String,
+                created_at DateTime64(3, 'UTC'), ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+            ) {_KEYED.format(order="event_id")}""",
+            "CREATE VIEW IF NOT EXISTS site_verdicts AS SELECT * FROM site_verdicts_store FINAL",
+        ],
+    ),
 ]
 
 

@@ -21,6 +21,8 @@ class EpisodeEnded(CrawlScoped):
     # The agent and classifier that ran it, e.g. their files' training records.
     policy: str
     reason: str = ""
+    # The stopping model's view of each choice the policy made (models.discovery.episode.EpisodeState.choices).
+    choices: list[list[float]] = Field(default_factory=list)
 
     @property
     def unit_cost(self) -> float | None:

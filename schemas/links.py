@@ -52,6 +52,15 @@ class WatchStopped(Message):
     reason: str = "requested"
 
 
+class SiteVerdict(Message):
+    """A person's verdict on a site discovery ran on: its source page is at `source_url` (one discovery gave up
+    before, or missed for another page), or, with none, the site has no source page — labels of the episode's
+    choices for retraining the stopping model (`sourcewatch retrain discovery`)."""
+
+    homepage: str
+    source_url: str | None = None
+
+
 class SourceVerdict(Message):
     """A person's verdict on a page found as a source page: a label for retraining the classifier."""
 

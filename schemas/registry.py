@@ -15,7 +15,7 @@ from schemas.crawl import CrawlRequest, PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
 from schemas.expansion import ExpansionRound
-from schemas.links import LinksScored, SourceFound, SourceVerdict, WatchStopped
+from schemas.links import LinksScored, SiteVerdict, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags
 from schemas.records import ItemDiscovered, RecordExtracted
@@ -42,6 +42,7 @@ TOPICS: dict[str, TopicSpec] = {
         TopicSpec("sources.found", SourceFound, table="sources"),
         TopicSpec("watch.stopped", WatchStopped, table="watch_stops"),
         TopicSpec("sources.verdicts", SourceVerdict, table="source_verdicts"),
+        TopicSpec("sites.verdicts", SiteVerdict, table="site_verdicts"),
         TopicSpec("discovery.episodes", EpisodeEnded, table="discovery_episodes"),
         TopicSpec("expansion.rounds", ExpansionRound, table="expansion_rounds"),
         TopicSpec("pagination.tags", PaginationTags, table="pagination"),

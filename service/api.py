@@ -21,8 +21,10 @@ from infra.kafka_broker import bootstrap_address
 from infra.kafka_topics import send_messages
 from jobs.crawl import CrawlPlan, seed_requests
 from jobs.watch import watch_requests
+from schemas.base import Message
 from schemas.discovery import DISCOVER_REASON
-from schemas.links import SourceVerdict, WatchStopped
+from schemas.links import SiteVerdict, SourceVerdict, WatchStopped
+from schemas.sites import site_of
 from schemas.webhooks import WebhookSet
 from service.cursor import START, BadCursor, Cursor
 from service.reader import Reader
@@ -68,6 +70,13 @@ class StopRequest(BaseModel):
 class VerdictRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     is_source: bool = Field(description="whether the page really is a listing of news or events")
+
+
+class SiteVerdictRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    homepage: HttpUrl = Field(description="the homepage discovery ran from")
+    source_url: HttpUrl | None = Field(description="the site's listing page of news or events (then also watched), "
+                                                   "or null: the site has none")
 
 
 class Source(BaseModel):
@@ -208,12 +217,7 @@ class Api:
     async def watch(self, request: web.Request) -> web.Response:
         asked = validated(WatchRequest, await _body(request))
         url = str(asked.url)
-        try:
-            for address in (asked.url, asked.webhook):
-                if address is not None:
-                    self.addresses.check_host(address.host or "")
-        except BlockedAddress as error:
-            raise refusal(web.HTTPBadRequest, str(error)) from None
+        self._check_addresses(asked.url, asked.webhook)
         settings = self.reader.settings
         if asked.kind == "listing":
             messages = [("sources.found", found) for found in watch_requests([url])]
@@ -246,6 +250,35 @@ class Api:
         await self._send([("sources.verdicts", SourceVerdict(site=source["site"], url=source["url"],
                                                              is_source=asked.is_source))])
         return web.json_response({"url": source["url"], "is_source": asked.is_source}, status=202)
+
+    async def site_verdict(self, request: web.Request) -> web.Response:
+        """`POST /api/v1/sites/verdict {homepage, source_url}`: a person's word on a site discovery ran on — its
+        source page is here (a page discovery gave up before or missed: then watched, and a verdict on the page
+        too), or it has none — kept for retraining the stopping model and the classifier."""
+        asked = validated(SiteVerdictRequest, await _body(request))
+        self._check_addresses(asked.homepage, asked.source_url)
+        homepage = str(asked.homepage)
+        site = site_of(homepage)
+        source_url = str(asked.source_url) if asked.source_url is not None else None
+        if source_url is not None and site_of(source_url) != site:
+            raise refusal(web.HTTPBadRequest, f"{source_url} is not on {site}, the homepage's site")
+        messages: list[tuple[str, Message]] = [
+            ("sites.verdicts", SiteVerdict(site=site, homepage=homepage, source_url=source_url))]
+        if source_url is not None:
+            messages.append(("sources.verdicts", SourceVerdict(site=site, url=source_url, is_source=True)))
+            messages += [("sources.found", found) for found in watch_requests([source_url])]
+        await self._send(messages)
+        return web.json_response({"homepage": homepage, "source_url": source_url,
+                                  "queued": [topic for topic, _ in messages]}, status=202)
+
+    def _check_addresses(self, *addresses: HttpUrl | None) -> None:
+        """Refused (400) where an address given is one the settings do not let the workers reach."""
+        try:
+            for address in addresses:
+                if address is not None:
+                    self.addresses.check_host(address.host or "")
+        except BlockedAddress as error:
+            raise refusal(web.HTTPBadRequest, str(error)) from None
 
     async def _send(self, messages) -> None:
         settings = self.reader.settings

@@ -63,6 +63,7 @@ def add_service(app: web.Application, settings: Settings, reader: Reader | None 
     router.add_post("/api/v1/watch", api.watch)
     router.add_delete("/api/v1/watch", api.stop_watching)
     router.add_post("/api/v1/sources/{id}/verdict", api.verdict)
+    router.add_post("/api/v1/sites/verdict", api.site_verdict)
     router.add_get(r"/feeds/items.{form:atom|json}", feeds.feed)
     router.add_get(r"/feeds/sources/{id}.{form:atom|json}", feeds.feed)
     router.add_get("/metrics", lambda request: prometheus_metrics(request, reader))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.api import MAX_LIMIT, ItemsPage, Source, WatchRequest
+from service.api import MAX_LIMIT, ItemsPage, SiteVerdictRequest, Source, VerdictRequest, WatchRequest
 
 
 def _json(ref: str, description: str) -> dict:
@@ -22,7 +22,7 @@ _ITEMS = [{"name": "since", "in": "query", "schema": {"type": "string"},
 
 def openapi_document() -> dict:
     models = {model.__name__: model.model_json_schema(ref_template="#/components/schemas/{model}")
-              for model in (Source, ItemsPage, WatchRequest)}
+              for model in (Source, ItemsPage, WatchRequest, VerdictRequest, SiteVerdictRequest)}
     components = {}
     for name, schema in models.items():
         components.update(schema.pop("$defs", {}))
@@ -70,5 +70,17 @@ def openapi_document() -> dict:
                 "requestBody": {"required": True, "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/WatchRequest"}}}},
                 "responses": {"202": {"description": "queued for the workers"}, "415": _ERROR, **errors}}},
+            "/api/v1/sources/{id}/verdict": {"post": {
+                "summary": "a person's verdict on a found page: whether it is a listing (kept for `sourcewatch "
+                           "retrain classifier|discovery`)", "parameters": [_ID],
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/VerdictRequest"}}}},
+                "responses": {"202": {"description": "queued"}, "404": _ERROR, "415": _ERROR, **errors}}},
+            "/api/v1/sites/verdict": {"post": {
+                "summary": "a person's verdict on a site discovery ran on: its listing page (watched from then "
+                           "on), or none — labels for `sourcewatch retrain discovery`",
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/SiteVerdictRequest"}}}},
+                "responses": {"202": {"description": "queued, with the topics"}, "415": _ERROR, **errors}}},
         },
     }

@@ -143,15 +143,15 @@ def pick(logits: torch.Tensor, hit_logits: torch.Tensor, frontier: Sequence[Cand
 
 
 def stored_choice(frontier: list[FrontierLink], eta: float | None, stopper: StoppingModel | None = None,
-                  clicks: int = 0) -> FrontierLink | str:
+                  clicks: int = 0) -> tuple[FrontierLink | str, list[float]]:
     """The agent's pick from the logits it gave each link on the last page the link was seen on (the stream keeps
     them in the episode's state), `clicks` into the episode: the rule `RLCrawler.choose` applies to fresh ones;
-    a stop comes with its reason."""
+    a stop comes with its reason. With it, the stopping model's view of the choice (stop_features)."""
     logits = torch.tensor([link.logit for link in frontier], dtype=torch.float32)
     hits = torch.tensor([link.hit_logit if link.hit_logit is not None else 0.0 for link in frontier],
                         dtype=torch.float32)
-    best, _, _, stop = pick(logits, hits, [link.candidate() for link in frontier], clicks, eta, stopper)
-    return stop if stop is not None else frontier[best]
+    best, _, view, stop = pick(logits, hits, [link.candidate() for link in frontier], clicks, eta, stopper)
+    return (stop if stop is not None else frontier[best]), view
 
 
 def probability(logit: float) -> float:

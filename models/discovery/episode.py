@@ -67,6 +67,9 @@ class EpisodeState(BaseModel):
     # url → the click whose page it was first seen on (−1: the homepage)
     found_on: dict[str, int] = Field(default_factory=dict)
     found: list[str] = Field(default_factory=list)
+    # The stopping model's view (models.discovery.stopping.stop_features) of each choice the policy made, a click
+    # or its stop, in order: with people's verdicts on the episode's site, samples for retraining that model.
+    choices: list[list[float]] = Field(default_factory=list)
     # found, stop (the policy stopped), budget, error (the homepage could not be read); None while it runs
     end: str | None = None
     reason: str = ""

@@ -14,12 +14,16 @@ P(reachable) < 1 / (1 + miss_cost), miss_cost being what a source page given up 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
+from infra.settings import Settings
 from models.discovery.policies import Candidate, keyword_score
 
 FEATURES = ("best", "second", "gap", "best_hit", "frontier", "clicks", "keyword_best", "keyword_of_best")
@@ -53,6 +57,9 @@ class StoppingModel:
     weights: tuple[float, ...]
     bias: float
     miss_cost: float = MISS_COST
+    # The (features, reachable) samples it was fitted on: kept with it so that people's verdicts can be added to
+    # them (`sourcewatch retrain discovery`); empty for a model saved before it kept them.
+    samples: tuple[tuple[tuple[float, ...], bool], ...] = ()
 
     @property
     def threshold(self) -> float:
@@ -75,14 +82,15 @@ class StoppingModel:
 
     def to_dict(self) -> dict:
         return {"features": list(FEATURES), "mean": list(self.mean), "scale": list(self.scale),
-                "weights": list(self.weights), "bias": self.bias, "miss_cost": self.miss_cost}
+                "weights": list(self.weights), "bias": self.bias, "miss_cost": self.miss_cost,
+                "samples": [[list(features), label] for features, label in self.samples]}
 
     @classmethod
     def from_dict(cls, saved: dict) -> StoppingModel:
         if saved.get("features") != list(FEATURES):
             raise ValueError(f"a stopping model over {saved.get('features')}, not {list(FEATURES)}")
         return cls(tuple(saved["mean"]), tuple(saved["scale"]), tuple(saved["weights"]), saved["bias"],
-                   saved["miss_cost"])
+                   saved["miss_cost"], _samples(saved.get("samples", ())))
 
 
 def fit_stopping(samples: Sequence[tuple[Sequence[float], bool]], miss_cost: float = MISS_COST) -> StoppingModel | None:
@@ -97,7 +105,35 @@ def fit_stopping(samples: Sequence[tuple[Sequence[float], bool]], miss_cost: flo
     scale[scale == 0] = 1.0
     fitted = LogisticRegression(max_iter=1000).fit((x - mean) / scale, y)
     return StoppingModel(tuple(mean.tolist()), tuple(scale.tolist()), tuple(fitted.coef_[0].tolist()),
-                         float(fitted.intercept_[0]), miss_cost)
+                         float(fitted.intercept_[0]), miss_cost, _samples(samples))
+
+
+def retrained_stopping_path(settings: Settings) -> Path:
+    """Where `sourcewatch retrain discovery` swaps a better stopping model in; workers that find one there stop
+    by it instead of the one in the agent's file."""
+    return settings.home / "models" / "stopping.json"
+
+
+def samples_digest(model: StoppingModel) -> str:
+    """What identifies the samples a model was fitted on (a retrained model names its agent's model's so)."""
+    return hashlib.sha256(json.dumps(model.to_dict()["samples"]).encode()).hexdigest()[:16]
+
+
+def save_retrained(model: StoppingModel, base: StoppingModel, path: Path) -> None:
+    """A model retrained from the agent's own `base` (its samples and more), for `load_retrained`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"base": samples_digest(base), "model": model.to_dict()}), encoding="utf-8")
+
+
+def load_retrained(path: Path, base: StoppingModel) -> StoppingModel | None:
+    """The retrained model at `path` where it was built on `base`'s samples (the agent's own model); None where
+    it was built for another agent (its file replaced since)."""
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    return StoppingModel.from_dict(saved["model"]) if saved.get("base") == samples_digest(base) else None
+
+
+def _samples(samples: Sequence[tuple[Sequence[float], bool]]) -> tuple[tuple[tuple[float, ...], bool], ...]:
+    return tuple((tuple(float(value) for value in features), bool(label)) for features, label in samples)
 
 
 def reachable_labels(choices: int, reached_after: int | None) -> list[bool]:

@@ -1,6 +1,7 @@
-"""`sourcewatch retrain revisit|classifier`: a model retrained on what the live system learned, replayed from
-Kafka (the revisit model on the scheduler's observations, the source-page classifier on people's verdicts),
-swapped in only if it does better."""
+"""`sourcewatch retrain revisit|classifier|discovery`: a model retrained on what the live system learned, replayed
+from Kafka (the revisit model on the scheduler's observations; the source-page classifier on people's verdicts
+on found pages; discovery — that classifier and the stopping model — on their verdicts on found pages and on
+sites), swapped in only if it does better."""
 
 from __future__ import annotations
 
@@ -21,20 +22,25 @@ class Retrain(Command):
     help = "retrain a model on what the live system observed (replayed from Kafka), and swap it in only if better"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("task", choices=["revisit", "classifier"],
+        parser.add_argument("task", choices=["revisit", "classifier", "discovery"],
                             help="revisit: on the watched pages' revisit outcomes; classifier: on the verdicts "
-                                 "people gave on found sources (POST /api/v1/sources/{id}/verdict)")
+                                 "people gave on found sources (POST /api/v1/sources/{id}/verdict); discovery: "
+                                 "that classifier, and the stopping model on the discovery episodes' choices "
+                                 "labelled by people's verdicts on sites (POST /api/v1/sites/verdict) and finds")
         parser.add_argument("--target", type=float, default=0.95,
                             help="revisit: timeliness the threshold must reach on validation (default 0.95)")
         parser.add_argument("--sites", nargs="+", metavar="DIR",
-                            help="classifier: the labelled sites it is trained on (default <data>/sites)")
-        parser.add_argument("--folds", type=int, default=5, help="classifier: site-grouped folds (default 5)")
+                            help="classifier, discovery: the labelled sites the classifier is trained on (default "
+                                 "<data>/sites)")
+        parser.add_argument("--folds", type=int, default=5,
+                            help="classifier, discovery: site-grouped folds (default 5)")
         parser.add_argument("--dry-run", action="store_true", help="compare, but keep the current model")
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
         ensure_local_kafka()
-        return _retrain_revisit(args) if args.task == "revisit" else _retrain_classifier(args)
+        return {"revisit": _retrain_revisit, "classifier": _retrain_classifier,
+                "discovery": _retrain_discovery}[args.task](args)
 
 
 def _retrain_revisit(args: argparse.Namespace) -> int:
@@ -73,6 +79,20 @@ def _retrain_revisit(args: argparse.Namespace) -> int:
 
 
 def _retrain_classifier(args: argparse.Namespace) -> int:
+    try:
+        result = _classifier_retrained(args)
+    except ValueError as error:
+        raise CommandError(f"{error}; the current classifier stays", code=1) from None
+    if args.json:
+        print_json(vars(result))
+        return 0
+    _print_classifier(result)
+    return 0
+
+
+def _classifier_retrained(args: argparse.Namespace):
+    """The classifier compared (and swapped in where better) on the verdicts replayed; ValueError where they
+    are too few to compare."""
     from jobs.replay import read_topic
     from jobs.retrain_classifier import retrain_classifier, verdict_pages
     from models.discovery.classifier import (
@@ -109,14 +129,11 @@ def _retrain_classifier(args: argparse.Namespace) -> int:
     if judged.without_page:
         note(f"{len(judged.without_page)} judged page(s) not on pages.fetched any more, left out: "
              + ", ".join(judged.without_page[:5]) + (" …" if len(judged.without_page) > 5 else ""))
-    try:
-        result = retrain_classifier(labelled_pages(sites), judged, current, retrained_classifier_path(settings),
-                                    args.dry_run, args.folds, progress=note)
-    except ValueError as error:
-        raise CommandError(f"{error}; the current classifier stays", code=1) from None
-    if args.json:
-        print_json(vars(result))
-        return 0
+    return retrain_classifier(labelled_pages(sites), judged, current, retrained_classifier_path(settings),
+                              args.dry_run, args.folds, progress=note)
+
+
+def _print_classifier(result) -> None:
     for recipe in ("without", "with"):
         labelled, held_out = result.labelled[recipe], result.verdicts_held_out[recipe]
         print(f"  {recipe + ' verdicts':<16} labelled sites (CV, {result.labelled_sites} sites): F1 "
@@ -127,7 +144,77 @@ def _retrain_classifier(args: argparse.Namespace) -> int:
     for reason in result.reasons:
         print(f"  not better: {reason}")
     _print_outcome(result.better, result.swapped, result.written_to)
-    return 0
+
+
+def _retrain_discovery(args: argparse.Namespace) -> int:
+    """Both halves of discovery: the classifier (as `retrain classifier`) and the stopping model, each reported
+    with why it was skipped where its verdicts are too few; exit 1 where both were."""
+    halves: dict[str, object] = {}
+    for name, retrained in (("classifier", _classifier_retrained), ("stopping", _stopping_retrained)):
+        note(f"{name}:")
+        try:
+            halves[name] = retrained(args)
+        except ValueError as error:
+            halves[name] = f"{error}; the current model stays"
+    if args.json:
+        print_json({name: vars(half) if not isinstance(half, str) else {"skipped": half}
+                    for name, half in halves.items()})
+    else:
+        for name, half in halves.items():
+            print(f"{name}:")
+            if isinstance(half, str):
+                print(f"  skipped: {half}")
+            elif name == "classifier":
+                _print_classifier(half)
+            else:
+                _print_stopping(half)
+    return 1 if all(isinstance(half, str) for half in halves.values()) else 0
+
+
+def _stopping_retrained(args: argparse.Namespace):
+    """The stopping model compared (and swapped in where better) on the episodes' choices labelled by the
+    verdicts replayed; ValueError where they are too few to compare."""
+    from jobs.replay import read_topic
+    from jobs.retrain_stopping import retrain_stopping, verdict_samples
+    from models.discovery.agent import DEFAULT_AGENT, RLCrawler
+    from models.discovery.stopping import load_retrained, retrained_stopping_path
+    from models.model_files import ModelVersionError
+    from models.text_encoders import EncoderUnavailable
+
+    settings = get_settings()
+    try:
+        agent = RLCrawler.load(settings.discovery_agent or DEFAULT_AGENT)
+    except (FileNotFoundError, ModelVersionError, EncoderUnavailable) as error:
+        raise CommandError(str(error)) from None
+    if agent.stopper is None:
+        raise ValueError("the discovery agent stops by η, not by a stopping model")
+    path = retrained_stopping_path(settings)
+    current = (load_retrained(path, agent.stopper) if path.is_file() else None) or agent.stopper
+
+    async def replayed() -> tuple[list, list, list]:
+        return tuple([(await read_topic(name, True, GROUP, sys.stderr.isatty()))[0]
+                      for name in ("discovery.episodes", "sites.verdicts", "sources.verdicts")])
+
+    episodes, site_verdicts, source_verdicts = asyncio.run(replayed())
+    judged = verdict_samples(episodes, site_verdicts, source_verdicts)
+    note(f"{len(episodes)} episodes, {len(site_verdicts)} site verdicts, {len(source_verdicts)} verdicts on "
+         f"found pages: {len(judged.samples)} labelled choices on {len(judged.sites)} sites")
+    miss_cost = settings.discovery_miss_cost
+    return retrain_stopping(agent.stopper.at_miss_cost(miss_cost), current.at_miss_cost(miss_cost), judged, path,
+                            args.dry_run, args.folds)
+
+
+def _print_stopping(result) -> None:
+    episodes = ", ".join(f"{count} {how}" for how, count in sorted(result.labelled_episodes.items()))
+    print(f"  {result.samples} choices of episodes judged on {result.verdict_sites} sites ({episodes}; "
+          f"{result.unlabelled_episodes} judged but unlabelled), beside the agent's {result.base_samples} samples")
+    for model, figures in result.held_out.items():
+        print(f"  {model.replace('_', ' '):<14} held out by site, at a miss cost of {result.miss_cost}: cost "
+              f"{figures['cost']} ({figures['stopped_where_reachable']} stops where a source page was reachable, "
+              f"{figures['went_on_where_not']} clicks where none was)")
+    for reason in result.reasons:
+        print(f"  not better: {reason}")
+    _print_outcome(result.better, result.swapped, result.written_to)
 
 
 def _print_outcome(better: bool, swapped: bool, written_to: str | None) -> None:

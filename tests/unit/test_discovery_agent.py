@@ -54,6 +54,10 @@ def test_the_best_link_is_clicked_and_a_source_page_ends_the_episode_found():
     assert step.read_source.reason == "source" and step.read_source.source_url == "http://e.org/news/"
     assert (step.ended.end, step.ended.clicks, step.ended.found) == ("found", 2, ["http://e.org/news/"])
     assert step.ended.unit_cost == 2.0 and step.ended.harvest_rate == 0.5
+    # The stopping model's view of each of its two clicks travels with the episode (retraining's samples): the
+    # best π of the frontier then, and the clicks spent before each.
+    assert [view[0] for view in step.ended.choices] == pytest.approx([0.9, 0.7], abs=1e-5)
+    assert [view[5] for view in step.ended.choices] == [0.0, 1.0]
     # A page arriving after the end (redelivered) changes nothing.
     again = step_on(episode, page("http://e.org/about/", 1), page_probability=0.9)
     assert again.ended is None and again.click is None and episode.state.clicks == 2

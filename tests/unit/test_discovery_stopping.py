@@ -1,5 +1,7 @@
 """The learned stopping decision (models.discovery.stopping): its features, labels, fit and stop point."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -61,9 +63,12 @@ def test_the_stream_s_stored_choice_stops_by_the_model_where_the_agent_has_one()
                 FrontierLink(url="http://a.org/events/", text="Events", depth=1, order=1, logit=1.0, hit_logit=1.0)]
     go_on = StoppingModel((0.0,) * 8, (1.0,) * 8, (0.0,) * 8, 5.0)  # always reachable
     give_up = StoppingModel((0.0,) * 8, (1.0,) * 8, (0.0,) * 8, -5.0)  # never
-    assert stored_choice(frontier, eta=0.99, stopper=go_on, clicks=1) is frontier[0]  # η is not asked
-    assert stored_choice(frontier, eta=0.0, stopper=give_up, clicks=1).startswith("a source page reachable: 0.007")
-    assert stored_choice(frontier, eta=0.99).startswith("best score 0.881 ≤ η 0.990")
+    choice, view = stored_choice(frontier, eta=0.99, stopper=go_on, clicks=1)
+    assert choice is frontier[0]  # η is not asked
+    # The stopping model's view comes with the choice: best and second π, their gap, best h, frontier, clicks…
+    assert view[:6] == pytest.approx([0.8808, 0.7311, 0.1497, 0.7311, math.log1p(2), 1.0], abs=1e-4)
+    assert stored_choice(frontier, eta=0.0, stopper=give_up, clicks=1)[0].startswith("a source page reachable: 0.007")
+    assert stored_choice(frontier, eta=0.99)[0].startswith("best score 0.881 ≤ η 0.990")
 
 
 def test_reliability_bins_the_predictions_against_what_happened():

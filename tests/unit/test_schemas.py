@@ -20,8 +20,8 @@ def test_every_topic_of_the_design_is_registered():
         "discovery.episodes", "expansion.rounds",
         # the update ticks each revisit's read placed: the live figures of any period
         "revisit.observed",
-        # the service's: watches stopped, people's verdicts on found pages, webhooks and their posts
-        "watch.stopped", "sources.verdicts", "webhooks.set", "webhooks.deliveries",
+        # the service's: watches stopped, people's verdicts on found pages and on sites, webhooks and their posts
+        "watch.stopped", "sources.verdicts", "sites.verdicts", "webhooks.set", "webhooks.deliveries",
     }
 
 

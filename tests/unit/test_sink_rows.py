@@ -10,7 +10,7 @@ from schemas.crawl import PageFetched
 from schemas.deadletter import DeadLetter
 from schemas.discovery import EpisodeEnded
 from schemas.expansion import ExpansionRound
-from schemas.links import Anchor, LinksScored, SourceFound, SourceVerdict, WatchStopped
+from schemas.links import Anchor, LinksScored, SiteVerdict, SourceFound, SourceVerdict, WatchStopped
 from schemas.metrics import Metric
 from schemas.pagination import PaginationTags, TaggedLink
 from schemas.records import ItemDiscovered, RecordExtracted
@@ -51,6 +51,7 @@ SAMPLES = {
     "deadletter": DeadLetter(site="e.org", topic="pages.fetched", partition=0, offset=7, reason="bad"),
     "watch.stopped": WatchStopped(site="e.org", url="https://e.org/events"),
     "sources.verdicts": SourceVerdict(site="e.org", url="https://e.org/events", is_source=False),
+    "sites.verdicts": SiteVerdict(site="e.org", homepage="https://e.org/", source_url="https://e.org/events"),
     "webhooks.set": WebhookSet(site="e.org", source_url="https://e.org/events", url="https://hooks.example/in"),
     "webhooks.deliveries": WebhookDelivery(site="e.org", item_event_id="i1", source_url="https://e.org/events",
                                            url="https://hooks.example/in", state="failed", attempts=5, status=503,
