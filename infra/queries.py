@@ -74,6 +74,26 @@ def crawl_episodes(crawl_id: str) -> Query:
                  "WHERE crawl_id = {crawl:String} ORDER BY homepage", {"crawl": crawl_id})
 
 
+# Sites whose latest discovery episode gave up (stopped, or spent its budget) with no find, on which no source page
+# is watched and no person has given a verdict (`POST /api/v1/sites/verdict`): where a person's word is worth
+# most — it watches the page they show and teaches the stopping model (`sourcewatch retrain discovery`).
+_GAVE_UP = ("SELECT site, argMax(homepage, created_at) AS homepage, argMax(end, created_at) AS end, "
+            "argMax(clicks, created_at) AS clicks, argMax(reason, created_at) AS reason, "
+            "argMax(length(found), created_at) AS finds, max(created_at) AS ended_at FROM discovery_episodes "
+            "WHERE site NOT IN (SELECT site FROM sources) AND site NOT IN (SELECT site FROM site_verdicts) "
+            "GROUP BY site HAVING finds = 0 AND end IN ('stop', 'budget')")
+
+
+def gave_up_page(limit: int, offset: int) -> Query:
+    """A page of the sites discovery gave up on (see _GAVE_UP), the latest first."""
+    return Query(f"SELECT site, homepage, end, clicks, reason, ended_at FROM ({_GAVE_UP}) ORDER BY ended_at DESC, "
+                 "site LIMIT {limit:UInt32} OFFSET {offset:UInt32}", {"limit": limit, "offset": offset})
+
+
+def gave_up_count() -> Query:
+    return Query(f"SELECT count() FROM ({_GAVE_UP})")
+
+
 def crawl_finds(crawl_id: str) -> Query:
     """The source pages a crawl's discovery found, each with its P(source page)."""
     return Query("SELECT url, max(score) AS score FROM sources WHERE crawl_id = {crawl:String} GROUP BY url "

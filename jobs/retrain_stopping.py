@@ -25,6 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from models.discovery.agent import RLCrawler
+from models.discovery.classifier import SourcePageClassifier
+from models.discovery.episode import Fetch, run_episode
+from models.discovery.finetuning import PageJudge
+from models.discovery.sites import SimulatedSite
 from models.discovery.stopping import StoppingModel, fit_stopping, save_retrained
 from schemas.discovery import EpisodeEnded
 from schemas.links import SiteVerdict, SourceVerdict
@@ -147,3 +152,23 @@ def retrain_stopping(base: StoppingModel, current: StoppingModel, judged: Verdic
         save_retrained(fit_stopping(samples, current.miss_cost), base, out)
         result.swapped, result.written_to = True, str(out)
     return result
+
+
+async def rehearsed_verdicts(agent: RLCrawler, classifier: SourcePageClassifier, sites: Sequence[SimulatedSite],
+                             homepages: dict[str, str], fetch: Fetch, max_steps: int
+                             ) -> tuple[list[EpisodeEnded], list[SiteVerdict]]:
+    """What the stream and a diligent person would leave on the topics for these simulated sites: each site's
+    episode as the stream runs it (the agent stopping by its model, the classifier judging where it arrived),
+    with its choices, and a verdict on every site from the simulated web's truth — its source page, or none
+    (`eval discovery --verdicts`)."""
+    judge = PageJudge(classifier, fetch, prior=lambda: agent.last_hit_score)
+    episodes, verdicts = [], []
+    for site in sites:
+        homepage = homepages[site.name]
+        episode = await run_episode(agent, site.name, homepage, judge.fetch, judge, site.negative, max_steps)
+        episodes.append(EpisodeEnded(site=site.name, crawl_id="rehearsal", homepage=homepage, end=episode.end,
+                                     clicks=episode.clicks, found=episode.reached, policy=agent.name,
+                                     choices=agent.stop_states))
+        verdicts.append(SiteVerdict(site=site.name, homepage=homepage,
+                                    source_url=min(site.source_urls) if site.source_urls else None))
+    return episodes, verdicts

@@ -209,6 +209,13 @@ class Api:
         return json_response({"source": source["url"], "figures": await self.reader.rows(
             queries.source_figures_history(source["url"]))})
 
+    async def gave_up(self, request: web.Request) -> web.Response:
+        """`GET /api/v1/discovery/gave-up`: the sites discovery gave up on that no person has judged yet."""
+        asked = validated(Page, request.query)
+        rows = await self.reader.rows(queries.gave_up_page(asked.limit, asked.offset))
+        total = (await self.reader.rows(queries.gave_up_count()))[0]
+        return json_response({"total": next(iter(total.values())), "sites": rows})
+
     async def expansions(self, request: web.Request) -> web.Response:
         asked = validated(Page, request.query)
         return json_response({"rounds": await self.reader.rows(queries.expansion_rounds_page(asked.limit,

@@ -60,6 +60,7 @@ def add_service(app: web.Application, settings: Settings, reader: Reader | None 
     router.add_get("/api/v1/sources/{id}/figures", api.figures)
     router.add_get("/api/v1/items", api.items)
     router.add_get("/api/v1/expansions", api.expansions)
+    router.add_get("/api/v1/discovery/gave-up", api.gave_up)
     router.add_post("/api/v1/watch", api.watch)
     router.add_delete("/api/v1/watch", api.stop_watching)
     router.add_post("/api/v1/sources/{id}/verdict", api.verdict)

@@ -30,6 +30,8 @@ VENDOR = {"uPlot.iife.min.js": "text/javascript", "uPlot.min.css": "text/css"}
 # buckets and the grid drawn here line up.
 BUCKETS = 60
 STEPS = (10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+# Sites discovery gave up on, shown for a person's verdict (whatever the range: they wait for one).
+GAVE_UP = 50
 # The charted panels, and the columns of each that count (an empty bucket is 0; a latency is unknown there).
 SERIES = {"fetches": ("pages",), "new_items": ("items",), "revisits": ("decisions", "fetches")}
 
@@ -86,10 +88,11 @@ class Dashboard:
         panels = queries.dashboard_panels(seconds, step)
         sources = queries.sources_page("", 500, 0, sure_at=self.reader.settings.find_sure_at)
         answers = await asyncio.gather(*(self.reader.rows(query) for query in panels.values()),
-                                       self.reader.rows(sources), self._lag())
+                                       self.reader.rows(sources), self.reader.rows(queries.gave_up_page(GAVE_UP, 0)),
+                                       self._lag())
         body = dict(zip(panels, answers[:len(panels)]))
         for name, counts in SERIES.items():
             body[name] = on_grid(body[name], now - seconds, now, step, counts)
-        body.update(sources=answers[len(panels)], lag=answers[-1], step=step, hours=asked.hours,
-                    query_ms=round((time.monotonic() - started) * 1000, 1))
+        body.update(sources=answers[len(panels)], gave_up=answers[len(panels) + 1], lag=answers[-1], step=step,
+                    hours=asked.hours, query_ms=round((time.monotonic() - started) * 1000, 1))
         return json_response(body)

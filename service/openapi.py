@@ -65,6 +65,14 @@ def openapi_document() -> dict:
                            "pages it found, its reward and every operator's score; the latest expansion first",
                 "parameters": _PAGE,
                 "responses": {"200": {"description": "rounds"}, **errors}}},
+            "/api/v1/discovery/gave-up": {"get": {
+                "summary": "sites whose discovery gave up without a find, no source page watched and no verdict "
+                           "given: where to tell it (POST /api/v1/sites/verdict); the latest first",
+                "parameters": _PAGE,
+                "responses": {"200": {"description": "a page of sites", "content": {"application/json": {
+                    "schema": {"type": "object", "properties": {
+                        "total": {"type": "integer"}, "sites": {"type": "array", "items": {"type": "object"}}}}}}},
+                    **errors}}},
             "/api/v1/watch": {"post": {
                 "summary": "watch a listing page, or discover a homepage's listing page and watch it",
                 "requestBody": {"required": True, "content": {"application/json": {

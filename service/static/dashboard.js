@@ -127,6 +127,51 @@ function render(d) {
   ], d.latest_items, "no new items in this range");
 }
 
+// The sites discovery gave up on, each with a field for its listing page's URL and two answers. Drawn again
+// only when the list changed and no answer is being typed: a refresh must not wipe what a person writes.
+let gaveUpShown = "";
+
+async function sendSiteVerdict(row, sourceUrl, cell) {
+  const response = await fetch("/api/v1/sites/verdict", {
+    method: "POST", credentials: "same-origin", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({homepage: row.homepage, source_url: sourceUrl})});
+  cell.replaceChildren();
+  cell.textContent = response.ok ? (sourceUrl ? `sent: watching ${sourceUrl}` : "sent: no listing here")
+                                 : `not sent: ${response.status} ${(await response.json()).error}`;
+}
+
+function siteAnswer(row) {
+  const cell = document.createElement("span");
+  const input = document.createElement("input");
+  input.type = "url";
+  input.placeholder = "its listing page, https://…";
+  const watch = document.createElement("button");
+  watch.textContent = "Watch it";
+  watch.addEventListener("click", () => {
+    if (input.value.trim()) sendSiteVerdict(row, input.value.trim(), cell);
+  });
+  const none = document.createElement("button");
+  none.textContent = "None here";
+  none.addEventListener("click", () => sendSiteVerdict(row, null, cell));
+  cell.append(input, watch, none);
+  return cell;
+}
+
+function showGaveUp(rows) {
+  const panel = document.getElementById("panel-gave-up");
+  const typing = [...panel.querySelectorAll("input")].some((input) => input.value || input === document.activeElement);
+  const shown = JSON.stringify(rows);
+  if (typing || shown === gaveUpShown) return;
+  gaveUpShown = shown;
+  fillTable("panel-gave-up", [
+    {key: "homepage", label: "site", render: (r) => safeLink(r.homepage)},
+    {key: "end", label: "ended by"}, {key: "clicks", label: "clicks", num: true},
+    {key: "reason", label: "why", cls: "title"},
+    {key: "ended_at", label: "when", render: (r) => new Date(r.ended_at).toLocaleString()},
+    {key: "answer", label: "its listing", render: siteAnswer},
+  ], rows, "no site waits for a verdict");
+}
+
 async function refresh() {
   const status = document.getElementById("status");
   const hours = document.getElementById("range").value;
@@ -135,6 +180,7 @@ async function refresh() {
     if (!response.ok) throw new Error(`${response.status}: ${(await response.json()).error}`);
     const data = await response.json();
     render(data);
+    showGaveUp(data.gave_up);
     status.className = "status";
     status.textContent = `updated ${new Date().toLocaleTimeString()} · ${data.query_ms} ms`;
   } catch (error) {

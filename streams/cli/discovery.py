@@ -129,6 +129,13 @@ class EvalDiscovery(Command):
         parser.add_argument("--fold-seed", type=int, default=0, help="shuffles the sites into folds (default 0)")
         add_agent_training_options(parser)
         parser.add_argument("--plot", metavar="PREFIX", help="write PREFIX-learning.png, PREFIX-stopping.png and PREFIX-reliability.png")
+        parser.add_argument("--verdicts", type=int, metavar="K",
+                            help="instead: what `retrain discovery` buys the stopping model when people give a "
+                                 "verdict on each of K sites of a simulated web (--verdict-seed) after the agent's "
+                                 "episodes there — the saved agent (--model) on the held-out web (--simweb N) or the "
+                                 "labelled sites (--sites) with its own stopping model and with the retrained one")
+        parser.add_argument("--verdict-seed", type=int, default=VERDICT_WEB_SEED,
+                            help=f"the judged simulated web's seed (default {VERDICT_WEB_SEED})")
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
@@ -138,6 +145,8 @@ class EvalDiscovery(Command):
 
         if not args.sites and not args.simweb:
             raise CommandError("eval discovery needs --sites DIR… or --simweb N")
+        if args.verdicts:
+            return _eval_stopping_verdicts(args)
         policies = args.policy or list(POLICIES)
         unknown = [name for name in policies if name not in POLICIES]
         if unknown:
@@ -185,6 +194,89 @@ class EvalDiscovery(Command):
                       f"{stopped['recall']}, unit cost {stopped['unit_cost']}, clicks on sites without one "
                       f"{stopped['clicks_on_negative_sites']}")
         return 0
+
+
+# The simulated web people judge in `eval discovery --verdicts`: none of the demo's (1), fine-tuning's (3), the
+# held-out evaluation's (7) or the stopping model's own (11).
+VERDICT_WEB_SEED = 13
+OWN_OR_RETRAINED = {"agent": "agent's own", "retrained": "retrained"}
+
+
+def _eval_stopping_verdicts(args: argparse.Namespace) -> int:
+    """`eval discovery --simweb N --verdicts K`: the agent plays K sites of the judged web as the stream would, a
+    person gives a verdict on each site (its truth), `retrain discovery`'s stopping half retrains on them, and
+    the held-out web is evaluated with the agent's stopping model and with the retrained one."""
+    import asyncio
+    import tempfile
+
+    from jobs.retrain_stopping import rehearsed_verdicts, retrain_stopping, verdict_samples
+    from models.discovery.agent import DEFAULT_AGENT, RLCrawler
+    from models.discovery.classifier import SourcePageClassifier, current_classifier_path
+    from models.discovery.evaluation import evaluate_discovery
+    from models.discovery.sites import simulated_web
+    from models.discovery.stopping import load_retrained
+
+    if args.folds or (args.sites and args.simweb):
+        raise CommandError("--verdicts evaluates a saved agent on one held-out set: --simweb N or --sites DIR…, "
+                           "without --folds")
+    if args.simweb and args.verdict_seed == args.simweb_seed:
+        raise CommandError(f"--verdict-seed {args.verdict_seed} is the evaluated web's: the verdicts would not be "
+                           "held out")
+    settings = get_settings()
+    model = Path(args.model) if args.model else DEFAULT_AGENT
+    agent = RLCrawler.load(model)
+    if agent.stopper is None:
+        raise CommandError(f"{model} stops by η, not by a stopping model")
+    classifier = SourcePageClassifier.load(current_classifier_path(settings))
+
+    async def rehearse():
+        async with simulated_web(args.verdicts, args.verdict_seed) as (sites, homepages, fetch):
+            return await rehearsed_verdicts(agent, classifier, sites, homepages, fetch, args.max_steps)
+
+    held_out = (f"the held-out web ({args.simweb} sites, seed {args.simweb_seed})" if args.simweb
+                else f"the labelled sites ({', '.join(args.sites)})")
+    note(f"the agent's episodes on {args.verdicts} judged sites (seed {args.verdict_seed})")
+    episodes, verdicts = asyncio.run(rehearse())
+    base = agent.stopper.at_miss_cost(settings.discovery_miss_cost)
+    with tempfile.TemporaryDirectory() as folder:
+        retrained_path, retrained_agent = Path(folder) / "stopping.json", Path(folder) / "agent.pt"
+        result = retrain_stopping(base, base, verdict_samples(episodes, verdicts, []), retrained_path, False,
+                                  args.folds or 5)
+        figures = {}
+        for name, path in (("agent", model), ("retrained", retrained_agent if result.swapped else None)):
+            if path is None:
+                continue
+            if name == "retrained":
+                agent.stopper = load_retrained(retrained_path, base)
+                agent.save(path)
+            note(f"{held_out} with the {OWN_OR_RETRAINED[name]} stopping model")
+            figures[name] = evaluate_discovery([Path(folder) for folder in args.sites or []], ["rl"], args.max_steps,
+                                               model=path, config=pretrain_config(args),
+                                               simweb=(args.simweb, args.simweb_seed) if args.simweb else None)["rl"]
+    # The retrained model lived in a folder of its own for the run: no path of it to report.
+    retrained = {key: value for key, value in vars(result).items() if key != "written_to"}
+    report = {"judged_sites": args.verdicts, "verdict_seed": args.verdict_seed, "retrain": retrained,
+              "evaluated_on": held_out, "held_out": {name: _discovery_figures(f) for name, f in figures.items()}}
+    if args.json:
+        print_json(report)
+        return 0
+    print(f"stopping model retrained on verdicts on {args.verdicts} sites of the simulated web of seed "
+          f"{args.verdict_seed}: {result.samples} choices; held out by site, decisions cost "
+          f"{result.held_out['current']['cost']} now, {result.held_out['with_verdicts']['cost']} retrained "
+          f"({'swapped in' if result.swapped else 'not better: ' + '; '.join(result.reasons)})")
+    for name, f in report["held_out"].items():
+        print(f"  {name:<9} on {held_out}: precision {f['precision']}, recall {f['recall']}, unit cost "
+              f"{f['unit_cost']}, clicks on sites without one {f['clicks_on_negative_sites']}; as the stream runs "
+              f"it: precision {f['judged']['precision']}, recall {f['judged']['recall']}, "
+              f"{f['judged']['false_finds']} false finds")
+    return 0
+
+
+def _discovery_figures(figures: dict) -> dict:
+    judged = figures["judged_by_classifier"]
+    return {key: figures[key] for key in ("precision", "recall", "unit_cost", "clicks_on_negative_sites")} | {
+        "judged": {key: judged[key] for key in ("precision", "recall", "unit_cost", "clicks_on_negative_sites",
+                                                "false_finds")}}
 
 
 class TrainClassifier(Command):

@@ -280,6 +280,26 @@ def test_a_fine_tuned_agent_s_stopping_model_learns_from_its_own_choices_on_anot
     assert held_out["recall"] >= 0.95 and held_out["clicks_on_negative_sites"] < 0.3
 
 
+def test_verdicts_on_a_judged_web_retrain_the_stopping_model_that_then_goes_on_where_it_gave_up():
+    """`eval discovery --verdicts`: the shipped agent's episodes on 100 sites of the judged web (seed 17), a verdict
+    on each from its truth, `retrain discovery`'s stopping half, and the held-out web with both models."""
+    env = {"PATH": "/usr/bin:/bin"}
+    result = cli_json(["eval", "discovery", "--simweb", "8", "--simweb-seed", "7", "--verdicts", "100",
+                       "--verdict-seed", "17"], env)
+    retrain = result["retrain"]
+    assert result["judged_sites"] == 100 and sum(retrain["labelled_episodes"].values()) == retrain["verdict_sites"]
+    assert retrain["labelled_episodes"]["no source"] > 0 and retrain["base_samples"] > 100
+    costs = retrain["held_out"]
+    # The shipped model gives up on judged sites whose source page was reachable; the candidates fitted
+    # without each fold's sites stop there less often.
+    assert costs["current"]["stopped_where_reachable"] > costs["with_verdicts"]["stopped_where_reachable"]
+    assert costs["with_verdicts"]["cost"] < costs["current"]["cost"] and retrain["swapped"]
+    agent, retrained = result["held_out"]["agent"], result["held_out"]["retrained"]
+    assert retrained["recall"] >= agent["recall"] and set(agent["judged"]) == set(retrained["judged"])
+    refused = run_cli(["eval", "discovery", "--simweb", "8", "--verdicts", "5", "--verdict-seed", "7"], env)
+    assert refused.returncode == 2 and "would not be held out" in refused.stderr
+
+
 def test_eval_topical_reports_each_policy_s_harvest_at_every_budget_on_the_simulated_web():
     result = cli_json(["eval", "topical", "--simweb", "6", "--simweb-seed", "3", "--budget", "10", "30",
                        "--policy", "qlearning", "bfs", "keyword"], {"PATH": "/usr/bin:/bin"})
