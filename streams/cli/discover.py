@@ -84,3 +84,8 @@ def print_episodes(summary: dict, seeds: int) -> None:
         print(f"  {episode['homepage']}  {episode['end']} after {clicks}  {' '.join(finds) or episode['reason']}")
     if summary.get("records_read"):
         print(f"  records read from the source pages found: {summary['records_read']}")
+    gave_up = sum(1 for episode in episodes if episode["end"] in ("stop", "budget") and not episode["found"])
+    if gave_up:
+        print(f"  {gave_up} site{'s' * (gave_up != 1)} given up on: where you know a listing page there (or that "
+              "there is none), say so on the dashboard (`sourcewatch serve`) or with POST /api/v1/sites/verdict — "
+              "the page is then watched, and `sourcewatch retrain discovery` learns from it")

@@ -117,3 +117,11 @@ def test_discover_marks_each_find_with_its_p_and_the_unsure_ones_to_check(capsys
     out = capsys.readouterr().out
     assert "http://a.org/events/ (P 0.97)" in out
     assert "http://b.org/blog/ (P 0.62: unsure, to check)" in out
+    assert "given up on" not in out
+    # A site given up on: the user is told where to answer for it.
+    gave_up = {"clicks": 0, "end": "stop", "reason": "a source page reachable: 0.283 < 0.333", "found": [],
+               "homepage": "http://c.org/"}
+    print_episodes({"seconds": 1.0, "episodes": [gave_up]}, 1)
+    out = capsys.readouterr().out
+    assert "http://c.org/  stop after 0 clicks  a source page reachable: 0.283 < 0.333" in out
+    assert "1 site given up on:" in out and "POST /api/v1/sites/verdict" in out
