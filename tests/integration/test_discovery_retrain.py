@@ -15,18 +15,16 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from aiokafka import AIOKafkaProducer
 
-from infra.kafka_topics import ensure_topics
 from infra.processes import serve_in_child
 from models.discovery.agent import DEFAULT_AGENT, RLCrawler
 from models.discovery.stopping import load_retrained
 from schemas.base import Message
 from schemas.discovery import EpisodeEnded
 from schemas.links import SourceFound
-from schemas.registry import encode
 from schemas.sites import site_of
 from tests.conftest import free_port, run_cli
+from tests.integration.test_classifier_retrain import _produce
 from tests.integration.test_find_withdrawn import _api_json
 from tests.integration.test_revisit_pipeline import _run_worker_until, _sql
 
@@ -46,18 +44,6 @@ def _episode(host: str, end: str, choices: list[list[float]], found: list[str] =
     homepage = f"https://{host}/"
     return EpisodeEnded(site=site_of(homepage), crawl_id="c", homepage=homepage, end=end, clicks=len(choices) - 1,
                         found=list(found), policy="rl", reason="" if found else "the policy stopped", choices=choices)
-
-
-async def _produce(bootstrap: str, prefix: str, messages: list[tuple[str, Message]]) -> None:
-    await ensure_topics(bootstrap, prefix, 4)
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
-    await producer.start()
-    try:
-        for topic, message in messages:
-            await producer.send(prefix + topic, encode(message), key=message.site.encode())
-        await producer.flush()
-    finally:
-        await producer.stop()
 
 
 def _post(url: str, token: str, body: dict) -> tuple[int, dict]:
