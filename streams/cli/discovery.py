@@ -199,7 +199,6 @@ class EvalDiscovery(Command):
 # The simulated web people judge in `eval discovery --verdicts`: none of the demo's (1), fine-tuning's (3), the
 # held-out evaluation's (7) or the stopping model's own (11).
 VERDICT_WEB_SEED = 13
-OWN_OR_RETRAINED = {"agent": "agent's own", "retrained": "retrained"}
 
 
 def _eval_stopping_verdicts(args: argparse.Namespace) -> int:
@@ -235,24 +234,25 @@ def _eval_stopping_verdicts(args: argparse.Namespace) -> int:
 
     held_out = (f"the held-out web ({args.simweb} sites, seed {args.simweb_seed})" if args.simweb
                 else f"the labelled sites ({', '.join(args.sites)})")
+
+    def evaluated(agent_file: Path, stopping: str) -> dict:
+        note(f"{held_out} with the {stopping} stopping model")
+        return evaluate_discovery([Path(folder) for folder in args.sites or []], ["rl"], args.max_steps,
+                                  model=agent_file, config=pretrain_config(args),
+                                  simweb=(args.simweb, args.simweb_seed) if args.simweb else None)["rl"]
+
     note(f"the agent's episodes on {args.verdicts} judged sites (seed {args.verdict_seed})")
     episodes, verdicts = asyncio.run(rehearse())
     base = agent.stopper.at_miss_cost(settings.discovery_miss_cost)
-    with tempfile.TemporaryDirectory() as folder:
-        retrained_path, retrained_agent = Path(folder) / "stopping.json", Path(folder) / "agent.pt"
+    figures = {"agent": evaluated(model, "agent's own")}
+    with tempfile.TemporaryDirectory() as run_dir:
+        retrained_path, retrained_agent = Path(run_dir) / "stopping.json", Path(run_dir) / "agent.pt"
         result = retrain_stopping(base, base, verdict_samples(episodes, verdicts, []), retrained_path, False,
                                   args.folds or 5)
-        figures = {}
-        for name, path in (("agent", model), ("retrained", retrained_agent if result.swapped else None)):
-            if path is None:
-                continue
-            if name == "retrained":
-                agent.stopper = load_retrained(retrained_path, base)
-                agent.save(path)
-            note(f"{held_out} with the {OWN_OR_RETRAINED[name]} stopping model")
-            figures[name] = evaluate_discovery([Path(folder) for folder in args.sites or []], ["rl"], args.max_steps,
-                                               model=path, config=pretrain_config(args),
-                                               simweb=(args.simweb, args.simweb_seed) if args.simweb else None)["rl"]
+        if result.swapped:
+            agent.stopper = load_retrained(retrained_path, base)
+            agent.save(retrained_agent)
+            figures["retrained"] = evaluated(retrained_agent, "retrained")
     # The retrained model lived in a folder of its own for the run: no path of it to report.
     retrained = {key: value for key, value in vars(result).items() if key != "written_to"}
     report = {"judged_sites": args.verdicts, "verdict_seed": args.verdict_seed, "retrain": retrained,
