@@ -9,6 +9,10 @@ rate there (one E-step of the censored likelihood), and no tick holds more than 
 hundreds of items is one busy tick, not hundreds). The first read of a page bootstraps it: the dated items
 its listing shows give its past publication times, and the ticks from the oldest of them to now are known.
 
+A page's ticks may be offset from the epoch's grid by its phase (`phase_hours`, under one tick: the worker
+spreads its pages' ticks over the tick so they are not all revisited at once); tick i of such a page ends at
+i·tick_hours + phase_hours, and every time is placed on that grid.
+
 Dates that cannot be publication times are not read as such: an item listed after the read (beyond a tick of
 clock skew) carries an event's date; a listing where many do is an event list, whose dates say nothing of when
 items appeared, and it is learned from its revisits only. An item dated well before the previous read that
@@ -77,14 +81,16 @@ def with_modified_time(listed: Sequence[datetime | None], last_modified: str | N
     return listed
 
 
-def _tick_of(moment: datetime, tick_hours: float) -> int:
-    return int(np.ceil(moment.timestamp() / 3600 / tick_hours - 1e-9))
+def _tick_of(moment: datetime, tick_hours: float, phase_hours: float) -> int:
+    return int(np.ceil((moment.timestamp() / 3600 - phase_hours) / tick_hours - 1e-9))
 
 
 def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tick_hours: float,
-                rates: np.ndarray, dates_are_events: bool, republished_before: int | None) -> Placed:
+                rates: np.ndarray, dates_are_events: bool, republished_before: int | None,
+                phase_hours: float = 0.0) -> Placed:
     """Each item's share of the ticks (previous, tick] it may have appeared in (see the module); `rates`: the
-    rhythm's rate per slot; `republished_before`: a listed tick before which an item is an old one reappearing."""
+    rhythm's rate per slot; `republished_before`: a listed tick before which an item is an old one reappearing;
+    `phase_hours`: the page's grid's offset."""
     placed = Placed({})
     span = np.arange(previous + 1, tick + 1)
     if not len(span):
@@ -97,7 +103,7 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
         candidates, exact, by_day = span, None, False
         if moment is not None and not dates_are_events:
             hours = moment.timestamp() / 3600
-            listed_tick = _tick_of(moment, tick_hours)
+            listed_tick = _tick_of(moment, tick_hours, phase_hours)
             if listed_tick > tick + 1:
                 placed.future_dates += 1
             elif republished_before is not None and listed_tick < republished_before:
@@ -106,7 +112,7 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
             else:
                 last = listed_tick
                 if not has_time_of_day(moment) and tick_hours < 24:
-                    last = int(np.ceil((hours + 24) / tick_hours - 1e-9))
+                    last = int(np.ceil((hours + 24 - phase_hours) / tick_hours - 1e-9))
                     by_day = True
                 inside = span[(span >= listed_tick) & (span <= last)]
                 exact = hours if last == listed_tick and len(inside) else None
@@ -120,13 +126,14 @@ def place_items(listed: Sequence[datetime | None], previous: int, tick: int, tic
                 timed[candidate] = timed.get(candidate, 0.0) + value
         if by_day:
             day_items[moment] = day_items.get(moment, 0) + 1
-        placed.item_hours.append(exact if exact is not None else float(share @ (candidates - 0.5)) * tick_hours)
+        placed.item_hours.append(exact if exact is not None
+                                 else float(share @ (candidates - 0.5)) * tick_hours + phase_hours)
     placed.burst = any(value > 1 for value in total.values())
     placed.shares = {candidate: min(value, 1.0) for candidate, value in total.items()}
     placed.timed_shares = {candidate: min(value, 1.0) for candidate, value in timed.items()}
     # A day holds at most one update per tick.
     per_day = int(round(24 / tick_hours))
-    placed.day_items = [_tick_of(day + timedelta(hours=12), tick_hours)
+    placed.day_items = [_tick_of(day + timedelta(hours=12), tick_hours, phase_hours)
                         for day, count in day_items.items() for _ in range(min(count, per_day))]
     return placed
 
@@ -166,9 +173,11 @@ def rhythm_counts(state) -> np.ndarray:
     return with_day_counts(np.array(state.counts), np.array(state.day_counts or [0.0] * 7))
 
 
-def learn_read(state, prior: RhythmPrior, tick: int, listed: Sequence[datetime | None], first: bool) -> Learned:
-    """Fold a successful read at `tick` into the page's knowledge: on its first read, every dated item the
-    listing shows; later, the new items it found since the previous read."""
+def learn_read(state, prior: RhythmPrior, tick: int, listed: Sequence[datetime | None], first: bool,
+               phase_hours: float = 0.0) -> Learned:
+    """Fold a successful read at `tick` (of the page's grid, offset by `phase_hours`) into the page's knowledge:
+    on its first read, every dated item the listing shows; later, the new items it found since the previous
+    read."""
     tick_hours = prior.tick_hours
     fade_to(state, tick, tick_hours)
     # Items are placed by the page's own rhythm, flat where it has shown nothing: the training pages' clock is
@@ -178,23 +187,23 @@ def learn_read(state, prior: RhythmPrior, tick: int, listed: Sequence[datetime |
     event_list = False
     if first:
         dated = [moment for moment in listed if moment is not None]
-        future = sum(moment.timestamp() / 3600 > (tick + 1) * tick_hours for moment in dated)
+        future = sum(moment.timestamp() / 3600 > (tick + 1) * tick_hours + phase_hours for moment in dated)
         event_list = bool(dated) and future >= EVENT_LIST_SHARE * len(dated)
         state.dates_are_events = event_list
-        past = [moment for moment in dated if moment.timestamp() / 3600 <= (tick + 1) * tick_hours]
-        oldest = min((_tick_of(moment, tick_hours) for moment in past), default=tick)
+        past = [moment for moment in dated if moment.timestamp() / 3600 <= (tick + 1) * tick_hours + phase_hours]
+        oldest = min((_tick_of(moment, tick_hours, phase_hours) for moment in past), default=tick)
         # With nothing dated the first read tells no past: the page is known from this read on. An archive
         # reaching back years is read for its last year.
         previous = tick - 1 if event_list or not past else max(oldest - 1, tick - 1 - int(366 * 24 / tick_hours))
-        past = [moment for moment in past if _tick_of(moment, tick_hours) > previous]
-        placed = place_items([] if event_list else past, previous, tick, tick_hours, rates, False, None)
+        past = [moment for moment in past if _tick_of(moment, tick_hours, phase_hours) > previous]
+        placed = place_items([] if event_list else past, previous, tick, tick_hours, rates, False, None, phase_hours)
         placed.future_dates = future
         state.known_from = previous + 1
     else:
         previous = state.known_until if state.known_until is not None else tick - 1
         # An item listed over a day before the previous read was there then (or is an old one reappearing).
         placed = place_items(listed, previous, tick, tick_hours, rates, state.dates_are_events,
-                             previous - int(np.ceil(24 / tick_hours)))
+                             previous - int(np.ceil(24 / tick_hours)), phase_hours)
     observed = np.arange(previous + 1, tick + 1)
     fade = fading(tick_hours)
     exposure = np.bincount(slots_of(observed, tick_hours), weights=fade ** (tick - observed),

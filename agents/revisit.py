@@ -1,6 +1,7 @@
 """Stage `revisit`'s core: the watched source pages, their ticks, the model's decisions, and what was seen.
 
-Ticks are indices on a grid of `tick_hours` aligned to the Unix epoch; tick i ends at i·tick_hours. A watched
+Ticks are indices on a grid of `tick_hours` aligned to the Unix epoch — each page's offset by its own phase
+where the worker spreads them (RevisitClock) —; tick i ends at i·tick_hours (+ the phase). A watched
 source keeps what a crawler can honestly know of it (agents.page_knowledge): the rhythm's slot sums learned
 from every read's dated items, the ticks it knows (from its first read's oldest dated item to its last
 successful read), its recent updates; the validators of its last fetch; and the sums its live figures are made
@@ -23,9 +24,10 @@ from __future__ import annotations
 import logging
 import math
 import time
+import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -45,19 +47,42 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RevisitClock:
-    """The scheduler's clock: the wall clock, or a simulated one (origin at a wall time, sped up)."""
+    """The scheduler's clock: the wall clock, or a simulated one (origin at a wall time, sped up).
+
+    With `spread`, each page's ticks are offset from the epoch's grid by its own phase (under one tick, from a
+    hash of its URL: the same on every worker and after every restart), so the pages' ticks — and their
+    revisits — come spread over the tick instead of all at its end: on one grid, 5,557 pages' hourly ticks
+    came as one burst an hour, and a new item's row waited behind the burst's reads (p99 22 s from the fetch
+    in the 5,000-site soak). `for_page` gives the page's clock; a page's clock is what every tick of it is
+    computed with."""
 
     tick_hours: float = 1.0
     origin: datetime | None = None
     origin_wall: float = 0.0
     speed: float = 1.0
+    spread: bool = False
+    # This clock's offset from the epoch's grid in whole seconds (a page's clock, from for_page): tick times
+    # stay exact in ClickHouse's milliseconds.
+    phase_seconds: int = 0
 
     @classmethod
     def from_settings(cls, settings) -> RevisitClock:
         if settings.revisit_clock_origin is not None and settings.revisit_clock_origin_wall is None:
             raise ValueError("revisit_clock_origin needs revisit_clock_origin_wall (the Unix time it is read at)")
         return cls(settings.revisit_tick_hours, settings.revisit_clock_origin,
-                   settings.revisit_clock_origin_wall or 0.0, settings.revisit_clock_speed)
+                   settings.revisit_clock_origin_wall or 0.0, settings.revisit_clock_speed,
+                   settings.revisit_spread_ticks)
+
+    def for_page(self, page_url: str) -> RevisitClock:
+        """The page's clock: its ticks offset by its phase where ticks are spread, else this clock."""
+        if not self.spread:
+            return self
+        share = zlib.crc32(page_url.encode("utf-8")) / 2**32
+        return replace(self, spread=False, phase_seconds=int(share * self.tick_hours * 3600))
+
+    @property
+    def phase_hours(self) -> float:
+        return self.phase_seconds / 3600
 
     def hours(self) -> float:
         """Now, in hours since the Unix epoch."""
@@ -67,14 +92,15 @@ class RevisitClock:
 
     def tick(self) -> int:
         """The last tick that has ended."""
-        return math.floor(self.hours() / self.tick_hours + 1e-9)
+        return math.floor((self.hours() - self.phase_hours) / self.tick_hours + 1e-9)
 
     def tick_of(self, moment: datetime) -> int:
         """The tick a moment falls in: (i−1, i] in tick units."""
-        return math.ceil(moment.timestamp() / 3600 / self.tick_hours - 1e-9)
+        return math.ceil((moment.timestamp() / 3600 - self.phase_hours) / self.tick_hours - 1e-9)
 
     def tick_time(self, tick: int) -> datetime:
-        return datetime.fromtimestamp(tick * self.tick_hours * 3600, UTC)
+        """When the tick ends."""
+        return datetime.fromtimestamp(tick * self.tick_hours * 3600, UTC) + timedelta(seconds=self.phase_seconds)
 
     def real_seconds_per_tick(self) -> float:
         return self.tick_hours * 3600 / self.speed
@@ -142,7 +168,8 @@ def start_watching(page_url: str, site: str, now_tick: int, discovered: bool = F
 def revisit_request(source: WatchedSource, tick: int, clock: RevisitClock, event_id: str) -> CrawlRequest:
     return CrawlRequest(
         event_id=event_id, site=source.site, url=source.page_url, crawl_id=f"revisit-{tick}", depth=0,
-        max_depth=0, max_pages=1, reason="revisit", source_url=source.page_url, tick_at=clock.tick_time(tick),
+        max_depth=0, max_pages=1, reason="revisit", source_url=source.page_url,
+        tick_at=clock.for_page(source.page_url).tick_time(tick),
         etag=source.etag, last_modified=source.last_modified)
 
 
@@ -156,7 +183,7 @@ def first_read(source: WatchedSource, clock: RevisitClock) -> CrawlRequest:
 
 def tick_message(source: WatchedSource, tick: int, clock: RevisitClock) -> RevisitTick:
     return RevisitTick(event_id=derived_event_id(source.page_url, "tick", str(tick)), site=source.site,
-                       page_url=source.page_url, tick_at=clock.tick_time(tick))
+                       page_url=source.page_url, tick_at=clock.for_page(source.page_url).tick_time(tick))
 
 
 @dataclass(frozen=True)
@@ -181,7 +208,7 @@ def decide(model: RhythmLSTM, due: Sequence[tuple[WatchedSource, RevisitTick]], 
     has observed least."""
     if not due:
         return []
-    ticks = [clock.tick_of(tick.tick_at) for _, tick in due]
+    ticks = [clock.for_page(source.page_url).tick_of(tick.tick_at) for source, tick in due]
     states = [source for source, _ in due]
     windows = known_windows(states, ticks, model.window, clock.tick_hours)
     probabilities = model.predict(windows)
@@ -224,6 +251,7 @@ class Observation:
 
 def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock, prior: RhythmPrior) -> Observation:
     """Fold a revisit's outcome into the page's knowledge (agents.page_knowledge) and its live figures."""
+    clock = clock.for_page(source.page_url)
     if outcome.etag or outcome.last_modified:
         source.etag, source.last_modified = outcome.etag, outcome.last_modified
     tick = clock.tick_of(outcome.tick_at)
@@ -238,7 +266,7 @@ def observe(source: WatchedSource, outcome: RevisitOutcome, clock: RevisitClock,
     published = with_modified_time(outcome.published, outcome.last_modified, since, outcome.tick_at)
     listed = published if read_before else with_modified_time(outcome.listed, outcome.last_modified, since,
                                                               outcome.tick_at)
-    learned = learn_read(source, prior, tick, listed, not read_before)
+    learned = learn_read(source, prior, tick, listed, not read_before, clock.phase_hours)
     counted = _count_figures(source, learned, tick, clock) if outcome.new_items else ()
     return Observation(True, learned, counted, first_read=not read_before)
 
@@ -263,7 +291,8 @@ def withdrawal_reason(source: WatchedSource, outcome: RevisitOutcome, observatio
 def _count_figures(source: WatchedSource, learned: Learned, tick: int, clock: RevisitClock) -> tuple[int, ...]:
     """The read's updates since the watch began in the live figures, where the page's knowledge placed them
     (a first read that had failed at the watch's start may list items from after it); their ticks."""
-    fetched_hours, began_hours = tick * clock.tick_hours, source.added_tick * clock.tick_hours
+    fetched_hours = tick * clock.tick_hours + clock.phase_hours
+    began_hours = source.added_tick * clock.tick_hours + clock.phase_hours
     item_hours = [hours for hours in learned.item_hours if hours > began_hours]
     update_ticks = {placed for placed in learned.update_ticks if placed > source.added_tick}
     source.items += len(item_hours)

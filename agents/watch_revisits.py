@@ -95,7 +95,8 @@ async def watch_sources(stream):
             for found in await decode_events("sources.found", [event]):
                 if found.url in watched:
                     continue
-                source = start_watching(found.url, found.site, clock.tick(), discovered=found.kind == "discovered")
+                source = start_watching(found.url, found.site, clock.for_page(found.url).tick(),
+                                        discovered=found.kind == "discovered")
                 request = first_read(source, clock)
                 watched[found.url] = source.model_dump(mode="json")
                 await send("crawl.requests", request)
@@ -137,15 +138,17 @@ def _decided_here() -> Callable[[str], bool]:
     return decided_here
 
 
-@app.timer(interval=min(max(clock.real_seconds_per_tick() / 4, 0.25), 60.0))
+# Each page's tick goes out within a sixtieth of a tick of its end (a minute of an hour's tick; at least every
+# 0.25 s on a fast simulated clock): the pages' phases spread their ticks over the tick (RevisitClock).
+@app.timer(interval=min(max(clock.real_seconds_per_tick() / 60, 0.25), 60.0))
 async def emit_ticks():
-    now = clock.tick()
     decided_here = _decided_here()
     for url, value in list(watched.items()):
         if app.should_stop:
             # The worker is stopping: its producer goes next, and a send then crashes the worker. The ticks not
             # sent are sent by whichever worker owns the pages next (from the table).
             break
+        now = clock.for_page(url).tick()
         if value["last_tick"] < now and _ticks_sent.get(url, -1) < now and decided_here(value["site"]):
             _ticks_sent[url] = now
             await send("revisit.ticks", tick_message(WatchedSource.model_validate(value), now, clock))
@@ -164,10 +167,12 @@ async def decide_revisits(stream):
                     source = _watched_source(tick.page_url, "ticks")
                     if source is None:
                         continue
-                    if clock.tick_of(tick.tick_at) <= max(source.last_tick, _ticks_decided.get(tick.page_url, -1)):
+                    page_clock = clock.for_page(tick.page_url)
+                    if page_clock.tick_of(tick.tick_at) <= max(source.last_tick,
+                                                               _ticks_decided.get(tick.page_url, -1)):
                         metrics.count("duplicate_ticks", "revisit")
                         continue
-                    if clock.tick_of(tick.tick_at) > clock.tick() + 1:
+                    if page_clock.tick_of(tick.tick_at) > page_clock.tick() + 1:
                         # Deciding it would hold the page's ticks back until then (a skewed clock sent it).
                         log.warning("tick %s of %s is in the future; dropped", tick.tick_at, tick.page_url)
                         metrics.count("future_ticks", "revisit")
@@ -181,7 +186,7 @@ async def decide_revisits(stream):
             decisions = decide(predictor, [(source, tick) for _, source, tick in batch], clock, max_interval,
                                operating_threshold(), settings.revisit_exploration_share)
             for (event, source, tick), decision in zip(batch, decisions):
-                _ticks_decided[source.page_url] = clock.tick_of(tick.tick_at)
+                _ticks_decided[source.page_url] = clock.for_page(source.page_url).tick_of(tick.tick_at)
                 store(watched, event, source.page_url, source.model_dump(mode="json"))
                 await send("revisit.decisions", decision.message)
                 if decision.request is not None:
@@ -235,12 +240,13 @@ async def observe_revisits(stream):
                     await send("revisit.observed", RevisitObserved(
                         event_id=derived_event_id(outcome.event_id, "observed"), site=outcome.site,
                         page_url=outcome.page_url, tick_at=outcome.tick_at,
-                        update_ticks=[clock.tick_time(tick) for tick in observation.counted_ticks]))
+                        update_ticks=[clock.for_page(outcome.page_url).tick_time(tick)
+                                      for tick in observation.counted_ticks]))
                 if not outcome.read:
                     log.info("revisit of %s failed: %s", outcome.page_url, outcome.error)
                     metrics.count("revisits_failed", "revisit")
                 watched[outcome.page_url] = source.model_dump(mode="json")
-                now = clock.tick()
+                now = clock.for_page(outcome.page_url).tick()
                 # The figures' sums too (a period's own figures come from revisit.observed and the decisions).
                 counts = {"ticks_watched": now - source.added_tick, "revisits": source.fetches,
                           "new_items": source.items, "update_ticks": source.update_ticks, "timely_ticks": source.timely,

@@ -181,6 +181,9 @@ class Settings(BaseSettings):
     # Revisit scheduling. Empty revisit_model means the default model shipped in the package.
     revisit_model: Path | None = None
     revisit_tick_hours: float = 1.0
+    # Each watched page's ticks offset by its own phase (from its URL), so revisits come spread over the tick
+    # rather than all at its end (agents.revisit.RevisitClock); off: every page on the epoch's grid.
+    revisit_spread_ticks: bool = True
     # No watched page goes longer than this without a revisit, whatever the model expects (None: unbounded).
     # 12 h, not 24: an item published at a page's unlikely hour waits for this revisit, and on EPA the 24-h
     # bound left the mean delay above a fixed 2-hour interval's (README, "Cold start").

@@ -31,16 +31,17 @@ from schemas.revisit import RevisitDecision, RevisitOutcome
 
 
 def observed_series(decisions: Sequence[RevisitDecision], outcomes: Sequence[RevisitOutcome],
-                    tick_hours: float) -> list[SourceSeries]:
-    """Each watched page's observed series (see the module's docstring), with enough updates to train and test."""
-    clock = RevisitClock(tick_hours)
+                    clock: RevisitClock) -> list[SourceSeries]:
+    """Each watched page's observed series (see the module's docstring), with enough updates to train and test;
+    its ticks those of the page's clock the worker decided them on."""
+    tick_hours = clock.tick_hours
     ticks: dict[str, set[int]] = defaultdict(set)
     for decision in decisions:
-        ticks[decision.page_url].add(clock.tick_of(decision.tick_at))
+        ticks[decision.page_url].add(clock.for_page(decision.page_url).tick_of(decision.tick_at))
     found: dict[str, dict[int, int]] = defaultdict(dict)
     for outcome in outcomes:
         if outcome.read and outcome.new_items:
-            found[outcome.page_url][clock.tick_of(outcome.tick_at)] = outcome.new_items
+            found[outcome.page_url][clock.for_page(outcome.page_url).tick_of(outcome.tick_at)] = outcome.new_items
     usable = []
     for url, decided in sorted(ticks.items()):
         first, last = min(decided) - 1, max(decided)
@@ -49,7 +50,7 @@ def observed_series(decisions: Sequence[RevisitDecision], outcomes: Sequence[Rev
             if first < tick <= last:
                 counts[tick - first] = items
         hours = np.repeat(np.flatnonzero(counts) * tick_hours, counts[counts > 0]).astype(float)
-        series = split_series(url, clock.tick_time(first), tick_hours, counts, hours)
+        series = split_series(url, clock.for_page(url).tick_time(first), tick_hours, counts, hours)
         if has_enough_events(series):
             usable.append(series)
     return usable

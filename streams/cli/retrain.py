@@ -44,7 +44,7 @@ class Retrain(Command):
 
 
 def _retrain_revisit(args: argparse.Namespace) -> int:
-    from agents.revisit import retrained_path
+    from agents.revisit import RevisitClock, retrained_path
     from jobs.replay import read_topic
     from jobs.retrain_revisit import observed_series, retrain
     from models.revisit.training import TargetNotReached
@@ -57,7 +57,7 @@ def _retrain_revisit(args: argparse.Namespace) -> int:
                 (await read_topic("revisit.outcomes", True, GROUP, sys.stderr.isatty()))[0])
 
     decisions, outcomes = asyncio.run(replayed())
-    sources = observed_series(decisions, outcomes, settings.revisit_tick_hours)
+    sources = observed_series(decisions, outcomes, RevisitClock.from_settings(settings))
     if not sources:
         raise CommandError(f"no watched page has enough observations to retrain on yet ({len(decisions)} "
                            f"decisions, {len(outcomes)} revisit outcomes replayed; a page needs ≥ 10 revisits "

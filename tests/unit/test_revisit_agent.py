@@ -60,6 +60,49 @@ def test_ticks_are_epoch_aligned_and_a_moment_belongs_to_the_tick_it_ends_in():
     assert simulated.tick() > RevisitClock().tick()
 
 
+def test_spread_ticks_give_each_page_its_own_phase_under_one_tick_and_the_same_on_every_worker():
+    spread = RevisitClock(tick_hours=1.0, spread=True)
+    phases = [spread.for_page(f"https://site-{n}.example/events").phase_hours for n in range(2000)]
+    assert all(0 <= phase < 1 for phase in phases)
+    # Spread over the hour: each quarter of it holds about a quarter of the pages.
+    quarters = np.bincount((np.array(phases) * 4).astype(int), minlength=4)
+    assert quarters.min() > 400 and quarters.max() < 600
+    page = spread.for_page(URL)
+    assert page == RevisitClock(tick_hours=1.0, spread=True).for_page(URL) and page.for_page(URL) == page
+    assert CLOCK.for_page(URL) == CLOCK
+    # Tick i of the page ends i hours plus its phase after the epoch, and the moments after it are the next tick's.
+    end = page.tick_time(DAY)
+    assert end == CLOCK.tick_time(DAY) + timedelta(hours=page.phase_hours)
+    assert page.tick_of(end) == DAY and page.tick_of(end + timedelta(seconds=1)) == DAY + 1
+    assert page.tick() in (CLOCK.tick(), CLOCK.tick() - 1)
+
+
+def test_a_page_with_a_phase_learns_what_a_page_on_the_grid_learns_of_the_same_times_shifted_by_it():
+    spread = RevisitClock(tick_hours=1.0, spread=True)
+    shift = timedelta(hours=spread.for_page(URL).phase_hours)
+    assert shift > timedelta(0)
+    # The same page history twice: on the epoch's grid, and on the page's own grid with every time shifted
+    # by its phase — listed times with a minute (a time of day; a bare date is a day on either grid).
+    listed = [CLOCK.tick_time(DAY + 24 * d + 7) + timedelta(minutes=20) for d in range(20)]
+    later = [CLOCK.tick_time(DAY + 24 * 20 + 9) + timedelta(minutes=5), None]
+    learned = []
+    for clock, moved in ((CLOCK, timedelta(0)), (spread, shift)):
+        source = start_watching(URL, "example.org", DAY + 24 * 20)
+        first = RevisitOutcome(site="example.org", page_url=URL, tick_at=clock.for_page(URL).tick_time(DAY + 24 * 20),
+                               read=True, listed=[moment + moved for moment in listed])
+        observe(source, first, clock, PRIOR)
+        revisit = RevisitOutcome(site="example.org", page_url=URL, new_items=2,
+                                 tick_at=clock.for_page(URL).tick_time(DAY + 24 * 20 + 12),
+                                 read=True, published=[later[0] + moved, None])
+        counted = observe(source, revisit, clock, PRIOR).counted_ticks
+        figures = {name: round(value, 9) for name, value in source.figures(DAY + 24 * 21).items()}
+        learned.append((counted, source.known_from, source.recent_updates, figures,
+                        np.round(source.counts, 9).tolist(), np.round(source.exposure, 9).tolist()))
+    assert learned[0] == learned[1]
+    # The timed item at 09:05 is tick 10 of the day; the undated one goes to the hour the page publishes at.
+    assert learned[0][0] == (DAY + 24 * 20 + 8, DAY + 24 * 20 + 10)
+
+
 def test_a_new_watch_is_read_at_once_and_its_dated_items_are_the_pages_history():
     now = DAY + 24 * 20
     source = start_watching(URL, "example.org", now)
