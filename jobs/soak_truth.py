@@ -1,7 +1,8 @@
 """The soak's figures (jobs.soak runs the soak and counts the ticks decided twice and each process's memory;
 the rest is held here against the simulated web's truth, once the groups have drained):
 
-- an item counts as published in the window when it appeared after its page's first read and before the end
+- an item counts as published in the window when it appeared after its page's first read (of its list: a discovery
+  episode's look at the page is none) and before the end
   (on a source page never read — one discovery did not find — after the window's start);
 - `in_changes`: those with a row in `changes`; `duplicates`: items with more than one row there;
 - `missed`, by reason: published after the page's last revisit in the window (not yet due: not a loss; a
@@ -43,6 +44,7 @@ import numpy as np
 
 from infra.settings import Settings
 from infra.sql_owner import read_clickhouse
+from schemas.discovery import DISCOVER_REASON
 from schemas.sites import site_of
 
 
@@ -134,6 +136,33 @@ def why_missed(times: list[datetime], read_starts: list[datetime], read_ends: li
     return "read after its publication, not found", read_starts[following]
 
 
+def list_reads(fetch_rows, records_last_seen: dict[str, datetime]
+               ) -> tuple[dict[str, list[datetime]], dict[str, list[datetime]]]:
+    """Each page's reads as a list — their fetches' ends and starts, in order — from the fetch rows (url, end,
+    start, reason) and each source's records' last sight.
+
+    A discovery episode's look at a page (reason "discover") is no read of its list: no record is read from it,
+    so the items published between it and the list's first read are what that read seeds, not new ones (in
+    the 5,000-site soak of 2026-12-05, 114 items were "read after its publication, not found": every example
+    it gave and its five pages missed most on were found pages' items published between the episode's fetch
+    and the list's first read). A fetch counts as a read once its
+    records were read: the processing workers stop at the window's end, and a page they fetched in its last
+    seconds may wait in Kafka, its records unread — lateness, not a list read wrongly. The stage reads a
+    source's fetches in order, so its newest record's last sight is the newest fetch read; a page whose records
+    never arrived keeps every fetch (a list never read is a loss)."""
+    # A fetch row is timed when its message was made, a moment after the fetch ended (the records' sight).
+    read_until = {page: at + FETCH_ROW_SLACK for page, at in records_last_seen.items()}
+    fetched: dict[str, list[datetime]] = defaultdict(list)
+    started: dict[str, list[datetime]] = defaultdict(list)
+    for url, at, start, reason in fetch_rows:
+        if reason == DISCOVER_REASON:
+            continue
+        if url not in read_until or _aware(at) <= read_until[url]:
+            fetched[url].append(_aware(at))
+            started[url].append(_aware(start))
+    return fetched, started
+
+
 def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim: datetime, origin_wall: float,
                    speed: float, end_sim: datetime) -> dict:
     def simulated(real: datetime) -> datetime:
@@ -143,21 +172,10 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     # half a simulated minute at 720×), so an item published before the start was on it, one published during
     # it perhaps not. The row's time is the fetch's end.
     _, fetch_rows = read_clickhouse(settings, "SELECT url, fetched_at, fetched_at - toIntervalMillisecond("
-                                              "toUInt64(fetch_ms)) FROM fetches WHERE status IN (200, 304) "
+                                              "toUInt64(fetch_ms)), reason FROM fetches WHERE status IN (200, 304) "
                                               "ORDER BY fetched_at")
-    # A fetch counts as a read once its records were read: the processing workers stop at the window's end,
-    # and a page they fetched in its last seconds may wait in Kafka, its records unread — lateness, not a list
-    # read wrongly. The stage reads a source's fetches in order, so its newest record's last sight is the
-    # newest fetch read; a page whose records never arrived keeps every fetch (a list never read is a loss).
     _, read_rows = read_clickhouse(settings, "SELECT source_url, max(last_seen) FROM records GROUP BY source_url")
-    # A fetch row is timed when its message was made, a moment after the fetch ended (the records' sight).
-    records_read_until = {page: _aware(at) + FETCH_ROW_SLACK for page, at in read_rows}
-    fetched: dict[str, list[datetime]] = defaultdict(list)
-    started: dict[str, list[datetime]] = defaultdict(list)
-    for url, at, start in fetch_rows:
-        if url not in records_read_until or _aware(at) <= records_read_until[url]:
-            fetched[url].append(_aware(at))
-            started[url].append(_aware(start))
+    fetched, started = list_reads(fetch_rows, {page: _aware(at) for page, at in read_rows})
     # Per source page: an item may be read on a later page of its list (agents.overflow). An item without a
     # link (a list read wrongly: dates alone) is known by its title.
     _, change_rows = read_clickhouse(settings, "SELECT source_url, if(item_url = '', concat('title:', title), "

@@ -3,7 +3,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from jobs.soak_truth import _not_new, fallen_out, why_missed
+from jobs.soak_truth import _not_new, fallen_out, list_reads, why_missed
 
 START = datetime(2026, 1, 5, tzinfo=UTC)
 PAGE = "http://127.0.0.1:40001/news/"
@@ -72,3 +72,17 @@ def test_a_page_is_lost_when_its_decisions_stopped_not_when_its_partition_runs_l
     pages = [*last_tick, "never decided"]
     assert fallen_out(pages, last_tick, last_made, START, window, speed) == ["dropped", "dropped at once",
                                                                              "never decided"]
+
+
+def test_a_list_is_read_by_its_reads_not_by_a_discovery_episodes_look_nor_by_a_fetch_whose_records_never_came():
+    def fetch(minutes: float, reason: str) -> tuple[str, datetime, datetime, str]:
+        end = START + timedelta(minutes=minutes)
+        return PAGE, end, end - timedelta(milliseconds=20), reason
+
+    rows = [fetch(0, "discover"), fetch(2, "source"), fetch(3, "revisit"), fetch(60, "revisit"), fetch(61, "revisit")]
+    # The records of the fetch at 60 minutes were read; the one at 61 was made as the workers stopped.
+    fetched, started = list_reads(rows, {PAGE: START + timedelta(minutes=60)})
+    assert fetched[PAGE] == [START + timedelta(minutes=m) for m in (2, 3, 60)]
+    assert started[PAGE] == [at - timedelta(milliseconds=20) for at in fetched[PAGE]]
+    # A page whose records never came keeps every read of its list.
+    assert len(list_reads(rows, {})[0][PAGE]) == 4
