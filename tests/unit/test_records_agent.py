@@ -275,3 +275,28 @@ def test_a_source_whose_state_was_let_go_of_seeds_afresh_rather_than_reporting_i
     assert [item.item_url for item in detector.new_items(
         read_records(_page([6, 5, 4], "crawl-10", reason="revisit")).records, SOURCE, "crawl-10")] == [
         "https://club.example.org/events/6/"]
+
+
+def test_a_list_served_in_a_broken_encoding_reports_no_item_again():
+    detector = ChangeDetector({}, {})
+    first = read_records(_page([3, 2, 1], "crawl-1")).records
+    accented = [record.model_copy(update={"title": f"Tag der offenen Tür {n}"}) for n, record in zip((3, 2, 1), first)]
+    detector.new_items(accented, SOURCE, "crawl-1")
+    # The same list a day later, its "ü" lost to a broken charset ("?"), or read as cp1252 ("Ã¼").
+    for garbled in ("Tag der offenen T?r", "Tag der offenen TÃ¼r"):
+        again = [record.model_copy(update={"title": f"{garbled} {n}"}) for n, record in zip((3, 2, 1), accented)]
+        assert detector.new_items(again, SOURCE, "crawl-2") == []
+    # Another title under the same link is still a new item.
+    renamed = [accented[0].model_copy(update={"title": "Konzert 3"})]
+    assert len(detector.new_items(renamed, SOURCE, "crawl-3")) == 1
+
+
+def test_items_known_under_the_title_key_stay_known_and_take_the_new_key():
+    records = read_records(_page([2, 1], "crawl-1")).records
+    titled = {f"{SOURCE}\x00{_digest(record.item_url + chr(0) + record.title)}": 1 for record in records}
+    known = titled | {f"{SOURCE}\x00page\x00{_digest(SOURCE)}": 1}
+    detector = ChangeDetector(known, {SOURCE: "crawl-1"})
+    assert detector.new_items(records, SOURCE, "crawl-2") == []
+    # Each now known under its new key too: a garbled read of them later is no new item.
+    garbled = [record.model_copy(update={"title": record.title + " ?"}) for record in records]
+    assert detector.new_items(garbled, SOURCE, "crawl-3") == []
