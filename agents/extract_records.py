@@ -28,7 +28,8 @@ from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_re
 from models.records.item_time import published_time
 from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS, FEED_UNREAD
 from models.web.dom import parse_html
-from schemas.crawl import ITEM_TIME_REASON, LIST_FEED_REASON, OVERFLOW_REASON, RECORD_REASONS, PageFetched
+from schemas.crawl import (ITEM_TIME_REASON, LATER_PAGE_REASONS, LIST_FEED_REASON, OVERFLOW_REASON, RECORD_REASONS,
+                           PageFetched)
 from schemas.sites import site_of
 from streams import metrics, progress
 from streams.app import app, settings
@@ -119,7 +120,8 @@ async def extract_records(stream):
                         await send("records.extracted", record)
                     in_navigation = read.extraction.in_navigation
                     overflow = page.reason == OVERFLOW_REASON
-                    new_items = detector.new_items(records, source, page.crawl_id, reseed, overflow)
+                    new_items = detector.new_items(records, source, page.crawl_id, reseed, overflow,
+                                                   later_page=page.reason in LATER_PAGE_REASONS)
                     for item in new_items:
                         crawl.new_items_sent += 1
                         metrics.count("new_items", "extract_records", page="next" if overflow else "first")

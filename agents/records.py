@@ -164,7 +164,7 @@ class ChangeDetector:
         self.still_listed_every = int(still_listed_every.total_seconds() * 1000)
 
     def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str,
-                  reseed: bool = False, overflow: bool = False) -> list[ItemDiscovered]:
+                  reseed: bool = False, overflow: bool = False, later_page: bool = False) -> list[ItemDiscovered]:
         """The records' items this source never listed before (none while its first read is seeding, or when
         `reseed`: the source's list was chosen anew). The records are one page's; a page of the list never
         read before (one the first read did not reach) seeds too: its items are unknown, not new. An
@@ -175,9 +175,12 @@ class ChangeDetector:
         first saw (the list moved on between the two fetches) marks nothing. A list chosen anew that holds an
         item the source already knows is the list read before in part (a young list whose first read took two
         of its items for another structure, read whole once it grew): it is read as an overflow is, not
-        seeded — a burst of items that made it choosable would be lost."""
+        seeded — a burst of items that made it choosable would be lost. A `later_page` (one the list's pager
+        leads to) that seeds is fetched after the first page: the unknown items it shows above an item that
+        first page showed were published in between (a page-size variant, the first page's items and more, or
+        a next page the list moved onto), so they are reported; the rest seed."""
         keys = _item_keys(records, source)
-        if records and not overflow:
+        if records and not overflow and not later_page:
             self.known[_read_key(source)] = _ms(records[0].seen_at)
         if reseed and any(key in self.known or titled in self.known or whole in self.known
                           for key, titled, whole in keys):
@@ -187,12 +190,16 @@ class ChangeDetector:
             page = f"{source}\x00page\x00{_digest(records[0].page_url)}"
             seeding |= page not in self.known and not overflow
             self.known[page] = _ms(records[0].seen_at)
+        moved_on = seeding and later_page and not overflow
         found: list[ItemDiscovered] = []
         # On an overflow page, the unknown items met after an item known before this read, until the next such
         # item: listings run newest first, so what follows a known item is older — seeded — unless another
         # known item follows it too: an item between two the list showed before was inserted there (an events
         # list ordered by date: a new event dated between two listed ones), below the first page.
-        between: list[ItemDiscovered] | None = None
+        # On a later page that seeds, only the items above the first page's first item are reported: inserted
+        # between two of them in the seconds of the walk is too rare to risk reporting old items where the
+        # two reads split the list's records differently.
+        between: list[ItemDiscovered] | None = [] if moved_on else None
         for record, (key, titled, whole) in zip(records, keys):
             if known := self.known.get(key) or self.known.get(titled) or self.known.get(whole):
                 read_at = _ms(record.seen_at)
@@ -207,9 +214,13 @@ class ChangeDetector:
                 if overflow and self._known_before_read(source, key):
                     found.extend(between or [])
                     between = []
+                elif moved_on:
+                    if self._known_by_read(source, key):
+                        found.extend(between)
+                    moved_on, between = False, None
                 continue
             self.known[key] = _ms(record.seen_at)
-            if seeding:
+            if seeding and not moved_on:
                 continue
             (found if between is None else between).append(ItemDiscovered(
                 event_id=derived_event_id(record.event_id, "new"), site=record.site, crawl_id=record.crawl_id,
@@ -223,6 +234,11 @@ class ChangeDetector:
         """Whether a read (after `new_items`) showed an item known before the source's latest read of its first
         page: the list's items from there on were seen before, so its next page holds nothing new."""
         return any(self._known_before_read(source, key) for key, _, _ in _item_keys(records, source))
+
+    def _known_by_read(self, source: str, key: str) -> bool:
+        """Whether the item was known when the source's first page was last read (that read's own items too)."""
+        read = self.known.get(_read_key(source))
+        return read is not None and self.known.get(key, read + 1) <= read
 
     def _known_before_read(self, source: str, key: str) -> bool:
         read = self.known.get(_read_key(source))

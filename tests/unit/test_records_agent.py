@@ -300,3 +300,31 @@ def test_items_known_under_the_title_key_stay_known_and_take_the_new_key():
     # Each now known under its new key too: a garbled read of them later is no new item.
     garbled = [record.model_copy(update={"title": record.title + " ?"}) for record in records]
     assert detector.new_items(garbled, SOURCE, "crawl-3") == []
+
+
+def test_a_later_page_of_the_first_read_reports_the_items_published_since_its_first_page():
+    detector = ChangeDetector({}, {})
+    assert detector.new_items(read_records(_page([5, 4, 3], "crawl-1")).records, SOURCE, "crawl-1") == []
+    # The first read walks on to its pager's pages a second later: page two seeds; a page-size variant — the
+    # first page's items and more — shows 6, published between the two fetches, above them.
+    page_two = read_records(_page([2, 1], "crawl-1", SOURCE + "?page=2", reason="paginate"))
+    assert detector.new_items(page_two.records, SOURCE, "crawl-1", later_page=True) == []
+    variant = read_records(_page([6, 5, 4, 3, 2, 1, 0], "crawl-1", SOURCE + "?size=10", reason="paginate"))
+    new = detector.new_items(variant.records, SOURCE, "crawl-1", later_page=True)
+    assert [item.item_url for item in new] == ["https://club.example.org/events/6/"]
+    # 0, below the first page's items, is older: seeded. The next read of the first page reports nothing again.
+    revisit = read_records(_page([6, 5, 4], "crawl-2", reason="revisit"))
+    assert detector.new_items(revisit.records, SOURCE, "crawl-2") == []
+    assert detector.new_items(read_records(_page([1, 0, -1], "crawl-2", SOURCE + "?page=3", reason="overflow")
+                                           ).records, SOURCE, "crawl-2", overflow=True) == []
+
+
+def test_a_later_page_of_the_first_read_whose_top_items_no_first_page_showed_seeds_them():
+    detector = ChangeDetector({}, {})
+    detector.new_items(read_records(_page([5, 4, 3], "crawl-1")).records, SOURCE, "crawl-1")
+    # Page three, read after page two: its first item was page two's (the list moved on by one), not the first
+    # page's, and nothing above it is new.
+    detector.new_items(read_records(_page([2, 1], "crawl-1", SOURCE + "?page=2", reason="paginate")).records,
+                       SOURCE, "crawl-1", later_page=True)
+    page_three = read_records(_page([0, 1, -1], "crawl-1", SOURCE + "?page=3", reason="paginate"))
+    assert detector.new_items(page_three.records, SOURCE, "crawl-1", later_page=True) == []
