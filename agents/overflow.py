@@ -26,6 +26,7 @@ from models.pagination.tagger import model_name
 from models.web.dom import parse_html
 from schemas.base import derived_event_id
 from schemas.crawl import OVERFLOW_REASON, CrawlRequest, PageFetched
+from schemas.pagination import TaggedLink
 from schemas.records import ItemDiscovered, RecordExtracted
 
 
@@ -69,8 +70,8 @@ def next_page_url(page: PageFetched, tagger_path: Path | None,
                   known: KnownNextPages = _known_next_pages) -> str | None:
     """The URL of the list's page after `page`: the one it led to when last read on, while it still links it;
     else its NEXT link (a "Load more" link the tagger leaves untagged included: agents.pagination.untagged_next_link),
-    else — on a numbered pager without one — the first page link that is neither this page nor the list's first;
-    None when the page shows no other page of its site."""
+    else — on a numbered pager without one — the page numbered next after it; None when the page shows no later
+    page of its list."""
     last = known.get(page.final_url)
     if last is not None and last in clickable_urls(parse_html(page.body), page.final_url):
         return last
@@ -83,12 +84,30 @@ def next_page_url(page: PageFetched, tagger_path: Path | None,
 def _tagged_next_page_url(page: PageFetched, tagger_path: Path | None) -> str | None:
     tags = tag_pages(shared_tagger(tagger_path), model_name(tagger_path), [page])[0]
     behind = {page.url, page.final_url, page.source_url}
-    for label in ("NEXT", "PAGE"):
-        for link in tags.links:
-            if (link.label == label and link.url and link.url not in behind
-                    and not later_page_refusal(link.url, page.site, page.source_url or page.url)):
-                return link.url
-    return None
+    for link in tags.links:
+        if (link.label == "NEXT" and link.url and link.url not in behind
+                and not later_page_refusal(link.url, page.site, page.source_url or page.url)):
+            return link.url
+    return _following_numbered_page(tags.links, page, behind)
+
+
+def _following_numbered_page(links: Sequence[TaggedLink], page: PageFetched, behind: set[str | None]) -> str | None:
+    """On a pager without a NEXT link, the page numbered one after this one (its own number's node leads
+    nowhere or back to it; else its number is its place in the list, `page.depth` + 1). Not any other: the
+    pager's other pages lie behind it — the first, the one before — and on its last page the numbers left are
+    those behind it, or a page-size choice ("10 20 50 per page"): the list ends there, and a read-on that
+    went back would read what it has read. A pager that shows no number leads on by its first page link (a
+    blog's "Older posts" the tagger took for a page link; on its last page, "Newer posts": one page read in
+    vain, its items known)."""
+    numbered = [(int(link.text), link.url) for link in links
+                if link.label == "PAGE" and link.text.strip().isdigit() and len(link.text.strip()) <= 6]
+    if not numbered:
+        return next((link.url for link in links if link.label == "PAGE" and link.url and link.url not in behind
+                     and not later_page_refusal(link.url, page.site, page.source_url or page.url)), None)
+    own = next((number for number, url in numbered if not url or url in (page.url, page.final_url)), page.depth + 1)
+    return next((url for number, url in numbered
+                 if number == own + 1 and url and url not in behind
+                 and not later_page_refusal(url, page.site, page.source_url or page.url)), None)
 
 
 def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlRequest | None:

@@ -154,3 +154,24 @@ def test_a_pager_link_to_the_homepage_or_a_page_above_the_list_is_never_its_next
     # A pager whose only other link is the homepage: no next page, where the homepage was read before.
     home_pager = '<div class="pagination"><a href="/">首页</a> <span>1</span> <a href="/">尾页</a></div>'
     assert next_page_url(_page(_listing([6, 5, 4], home_pager)), None) is None
+
+
+def _numbered_pager(current: int, last: int) -> str:
+    numbers = "".join(f'<span class="current">{n}</span>' if n == current else
+                      f'<a href="{SOURCE}?page={n}">{n}</a>' if n > 1 else f'<a href="{SOURCE}">1</a>'
+                      for n in range(1, last + 1))
+    previous = f'<a class="prev" href="{SOURCE}?page={current - 1}">‹</a>' if current > 1 else ""
+    return f'<div class="pagination">{previous}{numbers}</div>'
+
+
+def test_a_numbered_pager_without_a_next_link_leads_to_the_page_numbered_after_this_one():
+    third = _page(_listing([6, 5, 4], _numbered_pager(3, 5)), SOURCE + "?page=3", depth=2, reason=OVERFLOW_REASON)
+    assert next_page_url(third, None, KnownNextPages()) == SOURCE + "?page=4"  # not back to the first links
+    # The last page: only pages behind it — the list ends, no read-on goes back.
+    last = _page(_listing([3, 2, 1], _numbered_pager(5, 5)), SOURCE + "?page=5", depth=4, reason=OVERFLOW_REASON)
+    assert next_page_url(last, None, KnownNextPages()) is None
+    # A script's pager: every number a link, this page's too — its number is the one that leads back to it.
+    scripted = "".join(f'<li><a href="#page-{n}" data-href="{SOURCE}?page={n}">{n}</a></li>' for n in range(1, 6))
+    page = _page(_listing([6, 5, 4], f'<ul class="pages">{scripted}</ul>'), SOURCE + "?page=3", depth=2,
+                 reason=OVERFLOW_REASON)
+    assert next_page_url(page, None, KnownNextPages()) == SOURCE + "?page=4"
