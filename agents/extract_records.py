@@ -121,13 +121,15 @@ async def extract_records(stream):
                     in_navigation = read.extraction.in_navigation
                     overflow = page.reason == OVERFLOW_REASON
                     new_items = detector.new_items(records, source, page.crawl_id, reseed, overflow,
-                                                   later_page=page.reason in LATER_PAGE_REASONS)
+                                                   later_page=page.reason in LATER_PAGE_REASONS,
+                                                   read_at_ms=page.list_read_at_ms)
                     for item in new_items:
                         crawl.new_items_sent += 1
                         metrics.count("new_items", "extract_records", page="next" if overflow else "first")
                         await send("changes.detected", item)
                     if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(
-                            records, new_items, detector.reached_known(records, source), overflow):
+                            records, new_items, detector.reached_known(records, source, page.list_read_at_ms),
+                            overflow):
                         reading_on = await _read_on(page, loop)
                     for request in feeds:
                         log.info("%s shows no list of its own; reading its list's feed %s", page.url, request.url)

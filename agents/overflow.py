@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.pagination import later_page_refusal, shared_tagger, tag_pages
+from agents.records import read_mark
 from models.pagination.data import clickable_urls
 from models.pagination.tagger import model_name
 from models.web.dom import parse_html
@@ -121,4 +122,5 @@ def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlReque
         # only from pages above their crawl's depth).
         crawl_id=page.crawl_id, depth=page.depth + 1, max_depth=page.depth + 1, max_pages=max_pages,
         stop_at_ms=page.stop_at_ms, source_url=page.source_url or page.url, tick_at=page.tick_at,
-        reason=OVERFLOW_REASON, referrer=page.final_url)
+        list_read_at_ms=page.list_read_at_ms or read_mark(page), reason=OVERFLOW_REASON,
+        referrer=page.final_url)

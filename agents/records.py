@@ -48,6 +48,12 @@ def fetched_at(page: PageFetched) -> datetime:
     return datetime.fromtimestamp(page.fetched_at_ms / 1000, UTC) if page.fetched_at_ms else page.created_at
 
 
+def read_mark(page: PageFetched) -> int:
+    """When a read of the page saw its records (ms since the epoch): a read of a list's first page marks the
+    items known before it (ChangeDetector)."""
+    return _ms(fetched_at(page))
+
+
 def read_records(page: PageFetched, template: str = "", witness: Fingerprint = frozenset()) -> PageRecords:
     """The records of one fetched page (read with the list's template when it has one, else chosen with the
     site's other pages as witnesses of its template)."""
@@ -164,7 +170,8 @@ class ChangeDetector:
         self.still_listed_every = int(still_listed_every.total_seconds() * 1000)
 
     def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str,
-                  reseed: bool = False, overflow: bool = False, later_page: bool = False) -> list[ItemDiscovered]:
+                  reseed: bool = False, overflow: bool = False, later_page: bool = False,
+                  read_at_ms: int | None = None) -> list[ItemDiscovered]:
         """The records' items this source never listed before (none while its first read is seeding, or when
         `reseed`: the source's list was chosen anew). The records are one page's; a page of the list never
         read before (one the first read did not reach) seeds too: its items are unknown, not new. An
@@ -178,7 +185,10 @@ class ChangeDetector:
         seeded — a burst of items that made it choosable would be lost. A `later_page` (one the list's pager
         leads to) that seeds is fetched after the first page: the unknown items it shows above an item that
         first page showed were published in between (a page-size variant, the first page's items and more, or
-        a next page the list moved onto), so they are reported; the rest seed."""
+        a next page the list moved onto), so they are reported; the rest seed. `read_at_ms`: the overflow's
+        chain's own first-page read (CrawlScoped.list_read_at_ms), which marks its items instead of the
+        source's latest read: a busy list's next revisit reads the first page again while the chain is on its
+        way, and what the chain's own pages showed is then known before that read, but not before its own."""
         keys = _item_keys(records, source)
         if records and not overflow and not later_page:
             self.known[_read_key(source)] = _ms(records[0].seen_at)
@@ -211,7 +221,7 @@ class ChangeDetector:
                     self.known[key] = known
                 # An item first seen by this read of the list's first page (or a next page of it) is no mark:
                 # the list moved on between the two fetches, and what follows it is new too.
-                if overflow and self._known_before_read(source, key):
+                if overflow and self._known_before_read(source, key, read_at_ms):
                     found.extend(between or [])
                     between = []
                 elif moved_on:
@@ -230,18 +240,19 @@ class ChangeDetector:
             ))
         return found
 
-    def reached_known(self, records: Sequence[RecordExtracted], source: str) -> bool:
+    def reached_known(self, records: Sequence[RecordExtracted], source: str, read_at_ms: int | None = None) -> bool:
         """Whether a read (after `new_items`) showed an item known before the source's latest read of its first
-        page: the list's items from there on were seen before, so its next page holds nothing new."""
-        return any(self._known_before_read(source, key) for key, _, _ in _item_keys(records, source))
+        page (or before `read_at_ms`, an overflow chain's own): the list's items from there on were seen
+        before, so its next page holds nothing new."""
+        return any(self._known_before_read(source, key, read_at_ms) for key, _, _ in _item_keys(records, source))
 
     def _known_by_read(self, source: str, key: str) -> bool:
         """Whether the item was known when the source's first page was last read (that read's own items too)."""
         read = self.known.get(_read_key(source))
         return read is not None and self.known.get(key, read + 1) <= read
 
-    def _known_before_read(self, source: str, key: str) -> bool:
-        read = self.known.get(_read_key(source))
+    def _known_before_read(self, source: str, key: str, read_at_ms: int | None = None) -> bool:
+        read = read_at_ms if read_at_ms is not None else self.known.get(_read_key(source))
         # No mark of the latest read: the state was written before marks were kept (a worker of the previous
         # version read the first page) — every known item then counts as older, the old rule, not none of them.
         return read is None or self.known.get(key, 0) < read

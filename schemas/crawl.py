@@ -52,6 +52,10 @@ class CrawlScoped(Message):
     source_url: str | None = None
     # The revisit tick that asked for this fetch (reason "revisit"), on the scheduler's clock.
     tick_at: datetime | None = None
+    # A read-on past a list's first page (agents.overflow): when the first page it reads on from was fetched (ms
+    # since the epoch). Items known before it mark where what that read missed ends — not the source's latest
+    # read, which a busy list's next revisit moves while the read-on is still on its way.
+    list_read_at_ms: int | None = None
     # When the crawl ends (ms since the epoch, wall clock): a crawl given a time limit carries it in every
     # message, so that the workers stop it when its command does — a request that comes later is not fetched.
     stop_at_ms: int | None = None

@@ -226,6 +226,7 @@ class Fetcher:
             "max_pages": request.max_pages,
             "source_url": request.source_url,
             "tick_at": request.tick_at,
+            "list_read_at_ms": request.list_read_at_ms,
             "stop_at_ms": request.stop_at_ms,
             "reason": request.reason,
             "topic": request.topic,

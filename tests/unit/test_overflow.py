@@ -175,3 +175,32 @@ def test_a_numbered_pager_without_a_next_link_leads_to_the_page_numbered_after_t
     page = _page(_listing([6, 5, 4], f'<ul class="pages">{scripted}</ul>'), SOURCE + "?page=3", depth=2,
                  reason=OVERFLOW_REASON)
     assert next_page_url(page, None, KnownNextPages()) == SOURCE + "?page=4"
+
+
+def _chain_read(detector: ChangeDetector, page: PageFetched) -> tuple[list[int], bool]:
+    """A read-on page read as the stage reads it: the numbers of its new items, and whether it reads on."""
+    records = read_records(page).records
+    new = detector.new_items(records, SOURCE, page.crawl_id, overflow=True, read_at_ms=page.list_read_at_ms)
+    return ([int(item.item_url.rstrip("/").rsplit("/", 1)[1]) for item in new],
+            overflowed(records, new, detector.reached_known(records, SOURCE, page.list_read_at_ms), True))
+
+
+def test_a_read_on_ends_at_what_was_known_before_its_own_first_page_not_a_later_revisits():
+    detector = ChangeDetector({}, {})
+    _read(detector, _page(_listing([3, 2, 1], NEXT_PAGER), reason="source", at=1), "crawl-1")
+    # A burst: the revisit at minute 2 finds its first page all new and reads on; the next revisit, at minute 3,
+    # reads the first page again (all new again) before the first read-on's pages come.
+    first = _page(_listing([12, 11, 10], NEXT_PAGER), at=2)
+    assert _read(detector, first, "revisit-40")
+    assert _read(detector, _page(_listing([15, 14, 13], NEXT_PAGER), at=3).model_copy(
+        update={"crawl_id": "revisit-41"}), "revisit-41")
+    request = next_page_request(first, SOURCE + "?page=2", max_pages=30)
+    assert request.list_read_at_ms == first.fetched_at_ms
+    chain = [_page(_listing(numbers, NEXT_PAGER), f"{SOURCE}?page={n}", depth=n - 1, reason=OVERFLOW_REASON,
+                   at=3 + n).model_copy(update={"list_read_at_ms": request.list_read_at_ms})
+             for n, numbers in ((2, [15, 14, 13]), (3, [12, 11, 10]), (4, [9, 8, 7]), (5, [6, 5, 4]), (6, [3, 2, 1]))]
+    # The list has moved on by three: the chain's next pages show what the later revisit and the chain's own
+    # first page showed — no mark of where the missed items end — then the items pushed off before minute 2.
+    assert [_chain_read(detector, page) for page in chain] == [
+        ([], True), ([], True), ([9, 8, 7], True), ([6, 5, 4], True), ([], False)]
+    assert next_page_request(chain[0], SOURCE + "?page=3", max_pages=30).list_read_at_ms == first.fetched_at_ms
