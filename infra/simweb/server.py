@@ -370,7 +370,12 @@ class SimWeb:
 
     async def _serve(self, app: web.Application) -> str:
         # A short shutdown grace: a "hang" fault keeps handlers asleep that should not delay stopping.
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        # Handlers cancelled when their client disconnects: a hung request the crawler gave up on leaves the
+        # site's in-flight count when its connection closes, not at the hang's next look at its transport —
+        # which a loaded server takes long enough for the crawler's next request to arrive first and be
+        # counted as a third one in flight.
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                               handler_cancellation=True)
         await runner.setup()
         await web.TCPSite(runner, self.host, 0, backlog=512).start()
         self._runners.append(runner)
