@@ -312,6 +312,7 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
     pages += watched_pages
     figures = against_truth(settings, truth, pages, origin_sim, origin_wall, plan.speed, end_sim)
     ticks = Counter((decision.page_url, decision.tick_at) for decision in decisions_on_topic)
+    twice = {tick for tick, count in ticks.items() if count > 1}
     topics_deleted = 0 if plan.keep_topics else len(asyncio.run(delete_topics(bootstrap, prefix)))
     return {
         "sites": plan.sites, "days": plan.days, "workers": plan.workers, "faults": plan.faults, "speed": plan.speed,
@@ -319,7 +320,13 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         "decisions_per_s": round(len(decisions_on_topic) / window, 1),
         "revisits_per_s": round(sum(decision.fetch for decision in decisions_on_topic) / window, 1),
         **figures, "fetches_per_s": round(figures["fetches"] / window, 1),
-        "ticks_decided_twice": sum(count > 1 for count in ticks.values()),
+        "ticks_decided_twice": len(twice),
+        # Each such decision as sent (one event id twice: one decision delivered twice; two: decided twice), for
+        # tracing it after the run's topics are deleted.
+        "ticks_decided_twice_examples": [
+            {"page": decision.page_url, "tick": decision.tick_at.isoformat(), "event_id": decision.event_id,
+             "made": decision.created_at.isoformat(), "fetch": decision.fetch}
+            for decision in decisions_on_topic if (decision.page_url, decision.tick_at) in twice][:20],
         # Ticks the deciding worker dropped as already decided (sent again: after a restart, or by a worker
         # that had just given the page up) — work, not loss.
         "ticks_sent_again": _ticks_sent_again(settings),

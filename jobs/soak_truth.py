@@ -25,7 +25,7 @@ the rest is held here against the simulated web's truth, once the groups have dr
 - `not_new`, by reason: rows of `changes` that were no new item — an item published before its page's first read,
   a row that is no item of the page's list, or one from a page that is no source page — with examples;
 - `ticks_decided_twice`: (page, tick) pairs on revisit.decisions more than once (the topic, not the deduplicated
-  table);
+  table), with their decisions as sent (event id, when made);
 - latency of a new item's row: from the end of the fetch that saw it — the list's first page's, or the next page's
   a read went on to (real seconds) —, and from its publication (simulated time converted to real seconds at the
   clock's speed: the read-on's hops included);
