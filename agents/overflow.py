@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agents.pagination import later_page_refusal, shared_tagger, tag_pages
@@ -85,14 +85,16 @@ def next_page_url(page: PageFetched, tagger_path: Path | None,
 def _tagged_next_page_url(page: PageFetched, tagger_path: Path | None) -> str | None:
     tags = tag_pages(shared_tagger(tagger_path), model_name(tagger_path), [page])[0]
     behind = {page.url, page.final_url, page.source_url}
-    for link in tags.links:
-        if (link.label == "NEXT" and link.url and link.url not in behind
-                and not later_page_refusal(link.url, page.site, page.source_url or page.url)):
-            return link.url
-    return _following_numbered_page(tags.links, page, behind)
+
+    def ahead(url: str) -> bool:
+        return bool(url) and url not in behind and not later_page_refusal(url, page.site, page.source_url or page.url)
+
+    return next((link.url for link in tags.links if link.label == "NEXT" and ahead(link.url)), None) \
+        or _following_numbered_page(tags.links, page, ahead)
 
 
-def _following_numbered_page(links: Sequence[TaggedLink], page: PageFetched, behind: set[str | None]) -> str | None:
+def _following_numbered_page(links: Sequence[TaggedLink], page: PageFetched, ahead: Callable[[str], bool]
+                             ) -> str | None:
     """On a pager without a NEXT link, the page numbered one after this one (its own number's node leads
     nowhere or back to it; else its number is its place in the list, `page.depth` + 1). Not any other: the
     pager's other pages lie behind it — the first, the one before — and on its last page the numbers left are
@@ -103,12 +105,9 @@ def _following_numbered_page(links: Sequence[TaggedLink], page: PageFetched, beh
     numbered = [(int(link.text), link.url) for link in links
                 if link.label == "PAGE" and link.text.strip().isdigit() and len(link.text.strip()) <= 6]
     if not numbered:
-        return next((link.url for link in links if link.label == "PAGE" and link.url and link.url not in behind
-                     and not later_page_refusal(link.url, page.site, page.source_url or page.url)), None)
+        return next((link.url for link in links if link.label == "PAGE" and ahead(link.url)), None)
     own = next((number for number, url in numbered if not url or url in (page.url, page.final_url)), page.depth + 1)
-    return next((url for number, url in numbered
-                 if number == own + 1 and url and url not in behind
-                 and not later_page_refusal(url, page.site, page.source_url or page.url)), None)
+    return next((url for number, url in numbered if number == own + 1 and ahead(url)), None)
 
 
 def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlRequest | None:
