@@ -8,14 +8,18 @@ recovers it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, MutableMapping
 
 import faust
 
 
-def store(table: faust.Table, event: faust.types.EventT, key: str, value: object) -> None:
+def store(table: faust.Table, event: faust.types.EventT, key: str, value: object) -> asyncio.Future:
+    """Write a key; returns its changelog write, done once the broker has it. Faust queues table writes in its
+    producer buffer, sent one by one behind the other tables' writes — under load seconds after a message sent
+    beside them, which the broker already has: a stage whose output must not outrun its state awaits this."""
     table.data[key] = value
-    table.send_changelog(event.message.partition, key, value)
+    return table.send_changelog(event.message.partition, key, value)
 
 
 def delete(table: faust.Table, partition: int, key: str) -> None:
