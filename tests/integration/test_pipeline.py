@@ -223,10 +223,11 @@ class SlowPageServer(http.server.ThreadingHTTPServer):
 
 
 def test_a_fetched_page_is_not_held_back_by_a_slow_one_of_its_batch(pipeline_env):
-    # Seeds of one site: one partition, whose requests the fetch stage's actors take in batches. Every fast page's
-    # row reaches ClickHouse while the slow ones are still being fetched, whichever batch it came in.
+    # Seeds of one site: one partition, whose requests the fetch stage's actors take in batches, the slow pages
+    # asked for last (a site's pages go on in the order they were asked for). Every fast page's row reaches
+    # ClickHouse while the slow ones are still being fetched, whichever batch it came in.
     server = SlowPageServer()
-    seeds = [f"{server.origin}/{path}" for n in range(4) for path in (f"fast-{2 * n}", f"fast-{2 * n + 1}", f"slow-{n}")]
+    seeds = [f"{server.origin}/fast-{n}" for n in range(8)] + [f"{server.origin}/slow-{n}" for n in range(4)]
     try:
         summary = cli_json(["crawl", "--seeds", *seeds], pipeline_env)
     finally:
