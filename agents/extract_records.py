@@ -154,7 +154,11 @@ async def extract_records(stream):
 
 
 async def _send_held(page: PageFetched, sending: Held) -> None:
-    if sending.flushed:
+    if sending.feed_overtaken:
+        log.info("%s: an earlier revisit's list feed was not read before this revisit; that read counts as failed",
+                 page.url)
+        metrics.count("list_feeds_overtaken", "extract_records")
+    elif sending.flushed:
         log.info("%s: an earlier revisit's outcome is sent without all its items' times or pages", page.url)
         metrics.count("outcomes_sent_without_item_times", "extract_records")
     await _send_outcomes(sending.outcomes)

@@ -2,7 +2,10 @@
 
 The core is agents.fetching.Fetcher; this shell feeds it batches, caps each
 page's body to what a Kafka message carries (flagging `truncated`), and counts
-outcomes. Several actors run at once so one slow host does not hold the rest.
+outcomes. Several actors run at once so one slow host does not hold the rest, and each page goes out as soon
+as it is fetched (after the pages of its own site asked for before it): a batch's requests wait for their hosts'
+turns (per-host delay, Retry-After, a hung server up to the total timeout), and a page held until the batch's
+slowest one was, its items reached ClickHouse that much later.
 A request of a crawl whose time limit has passed by its host's turn is not
 fetched (the crawl's command has stopped; its requests still in the topic, or
 waiting for their host, would go on with it).
@@ -28,12 +31,38 @@ FETCH_ACTORS = 4
 fetcher = Fetcher.from_settings(settings)
 
 
-async def _fetched(request: CrawlRequest) -> PageFetched | None:
-    """The request's page; None where its crawl ended by its time limit before the fetch (nothing fetched)."""
+async def _fetched(request: CrawlRequest, published_before: asyncio.Future | None) -> PageFetched | None:
+    """The request's page, published once fetched and once the pages of its site requested before it in the batch
+    are out (`published_before`: the last of them): a site's pages reach the later stages in the order they were
+    asked for, as a list's feed before the list's next revisit. None where its crawl ended by its time limit before
+    the fetch (nothing fetched)."""
     try:
-        return await fetcher.fetch(request)
+        page = await fetcher.fetch(request)
     except CrawlEnded:
-        return None
+        page = None
+    if published_before is not None:
+        await asyncio.wait([published_before])
+    if page is not None:
+        await _publish(page)
+    return page
+
+
+async def _publish(page: PageFetched) -> None:
+    metrics.count("pages_fetched", "fetch", error=page.error.value, status=str(page.status))
+    metrics.count("fetch_ms", "fetch", page.fetch_ms)
+    await send("pages.fetched", page.with_body_capped(settings.max_message_body_bytes))
+    crawl = progress.of(page.crawl_id)
+    crawl.pages_fetched += 1
+    if page.reason in LISTING_REASONS:
+        crawl.pages_to_tag += 1
+    if page.reason in RECORD_REASONS:
+        crawl.pages_to_extract += 1
+    if page.reason == DISCOVER_REASON:
+        crawl.pages_to_discover += 1
+    if page.reason == TOPICAL_REASON:
+        crawl.pages_to_crawl_topically += 1
+    if progress.indexing_pages:
+        crawl.pages_to_index += 1
 
 
 def _count_dropped(requests: list[CrawlRequest], pages: list[PageFetched | None]) -> None:
@@ -50,23 +79,16 @@ async def fetch_pages(stream):
         async for events in stream.take_events(FETCH_BATCH, within=0.1):
             async with kept_if_failed("fetch_pages", "crawl.requests", events):
                 requests: list[CrawlRequest] = await decode_events("crawl.requests", events)
-                fetched = await asyncio.gather(*(_fetched(request) for request in requests))
+                # Each page goes out as soon as it is fetched (after its site's earlier ones); the batch ends (and
+                # its events are acked) once all of them are out. A failed send fails the batch only then, none of
+                # its fetches left running.
+                publishing, last_of_site = [], {}
+                for request in requests:
+                    publishing.append(asyncio.ensure_future(_fetched(request, last_of_site.get(request.site))))
+                    last_of_site[request.site] = publishing[-1]
+                fetched = await asyncio.gather(*publishing, return_exceptions=True)
+                if failed := next((outcome for outcome in fetched if isinstance(outcome, BaseException)), None):
+                    raise failed
                 _count_dropped(requests, fetched)
-                for page in (page for page in fetched if page is not None):
-                    metrics.count("pages_fetched", "fetch", error=page.error.value, status=str(page.status))
-                    metrics.count("fetch_ms", "fetch", page.fetch_ms)
-                    await send("pages.fetched", page.with_body_capped(settings.max_message_body_bytes))
-                    crawl = progress.of(page.crawl_id)
-                    crawl.pages_fetched += 1
-                    if page.reason in LISTING_REASONS:
-                        crawl.pages_to_tag += 1
-                    if page.reason in RECORD_REASONS:
-                        crawl.pages_to_extract += 1
-                    if page.reason == DISCOVER_REASON:
-                        crawl.pages_to_discover += 1
-                    if page.reason == TOPICAL_REASON:
-                        crawl.pages_to_crawl_topically += 1
-                    if progress.indexing_pages:
-                        crawl.pages_to_index += 1
     finally:
         await fetcher.close()  # the worker is stopping

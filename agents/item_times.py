@@ -6,7 +6,9 @@ first read of a source, for its newest listed items, so its hours are known from
 page is fetched (reason ITEM_TIME_REASON, through the fetch stage and its politeness), and the outcome goes to
 the scheduler once every one of them is in, read or failed, with the times they gave
 (models.records.item_time). Nothing waits on a fetch that never answers: the source's next revisit sends a
-held outcome as it is first, so outcomes reach the scheduler in order whatever becomes of the item pages.
+held outcome as it is first, so outcomes reach the scheduler in order whatever becomes of the item pages — save
+a read whose list is in a feed (agents.list_feeds) still out: without the feed it read no list, so it goes as a
+read that failed, not as a page that lists nothing (the feed's items, when it comes, are still reported).
 
 A revisit that reads on past the list's first page (agents.overflow) is held too, until its last page is read:
 the items pushed onto the next pages are the revisit's new items as much as the first page's, and a scheduler
@@ -36,6 +38,8 @@ from schemas.sites import site_of
 FIRST_READ_ITEMS = 5
 # New items whose pages one revisit fetches (a burst of hundreds is one busy tick to the scheduler anyway).
 NEW_ITEMS = 20
+# Why a held read whose list's feed had not come in by the page's next revisit is sent as not read.
+FEED_OVERTAKEN = "its list's feed was not read before the page's next revisit"
 
 
 @dataclass
@@ -46,6 +50,8 @@ class Held:
     requests: list[CrawlRequest] = field(default_factory=list)
     # An earlier outcome still waiting for item pages is among the outcomes, sent without their times.
     flushed: bool = False
+    # ... and it waited for the feed holding its list: sent as a read that failed (FEED_OVERTAKEN).
+    feed_overtaken: bool = False
 
 
 def _untimed(moment: datetime | None) -> bool:
@@ -81,11 +87,19 @@ class HeldOutcomes:
         """The outcome of a revisit read of `page`: sent at once when none of its items needs a time, its list's
         next page is not `reading_on` and no feed holding its list is being read (`feeds` of them:
         agents.list_feeds), else held (with requests for the item pages); an outcome the source still held is
-        sent first."""
+        sent first (as not read where its list's feed is still out)."""
         entry = dict(self.table.get(outcome.page_url) or {"timed": False, "outcome": None, "waiting": []})
         held = Held()
         if entry["outcome"] is not None:
-            held.outcomes.append(RevisitOutcome.model_validate(entry["outcome"]))
+            earlier = RevisitOutcome.model_validate(entry["outcome"])
+            if entry.get("feeds_out") and not entry.get("feed_listed"):
+                # Its list is in a feed not read yet: the read showed nothing of the list, and sent as read it
+                # would say the page lists nothing (a discovered page's first read would withdraw it).
+                earlier = earlier.model_copy(update={
+                    "read": False, "error": FEED_OVERTAKEN, "new_items": 0, "published": [], "listed": [],
+                    "linked": 0, "in_navigation": False})
+                held.feed_overtaken = True
+            held.outcomes.append(earlier)
             held.flushed = True
         wanted = items_to_time(page, new_items, records, first=not entry["timed"]) if outcome.read else []
         entry["timed"] = entry["timed"] or bool(records)

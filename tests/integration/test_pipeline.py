@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
+import threading
 import time
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
@@ -189,3 +191,51 @@ def test_a_crawl_stopped_at_its_time_limit_is_not_carried_on_by_the_next_worker(
             assert fetched[0][0] < 61
         finally:
             _stop(worker, log)
+
+
+class SlowPageServer(http.server.ThreadingHTTPServer):
+    """One loopback site: `/fast-N` answers at once, `/slow-N` after SLOW_SECONDS; no robots.txt."""
+
+    SLOW_SECONDS = 8.0
+
+    def __init__(self) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path.startswith("/slow-"):
+                    time.sleep(SlowPageServer.SLOW_SECONDS)
+                found = self.path.startswith(("/fast-", "/slow-"))
+                body = f"<html><body><h1>{self.path}</h1></body></html>".encode() if found else b""
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+def test_a_fetched_page_is_not_held_back_by_a_slow_one_of_its_batch(pipeline_env):
+    # Seeds of one site: one partition, whose requests the fetch stage's actors take in batches, the slow pages
+    # asked for last (a site's pages go on in the order they were asked for). Every fast page's row reaches
+    # ClickHouse while the slow ones are still being fetched, whichever batch it came in.
+    server = SlowPageServer()
+    seeds = [f"{server.origin}/fast-{n}" for n in range(8)] + [f"{server.origin}/slow-{n}" for n in range(4)]
+    try:
+        summary = cli_json(["crawl", "--seeds", *seeds], pipeline_env)
+    finally:
+        server.shutdown()
+    assert summary["pages_fetched"] == summary["clickhouse_fetch_rows"] == 12
+    rows = cli_json(["sql", "SELECT url, toUnixTimestamp64Milli(ingested_at) AS ingested, "
+                            "toUnixTimestamp64Milli(fetched_at) AS fetched FROM fetches"], pipeline_env)
+    fast = [row for row in rows if "/fast-" in row["url"]]
+    slow_ends = [row["fetched"] for row in rows if "/slow-" in row["url"]]
+    assert len(fast) == 8 and len(slow_ends) == 4
+    assert max(row["ingested"] for row in fast) < min(slow_ends)

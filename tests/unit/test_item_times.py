@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from agents.item_times import FIRST_READ_ITEMS, NEW_ITEMS, HeldOutcomes
+from agents.item_times import FEED_OVERTAKEN, FIRST_READ_ITEMS, NEW_ITEMS, HeldOutcomes
 from agents.records import revisit_outcome
 from schemas.crawl import ITEM_TIME_REASON, OVERFLOW_REASON, FetchErrorKind, PageFetched
 from schemas.records import ItemDiscovered, RecordExtracted
@@ -173,3 +173,43 @@ def test_a_page_embedding_two_calendars_waits_for_both():
     outcome = sending.outcomes[0]
     assert outcome.new_items == 2 and outcome.listed == [DAY.replace(hour=9), DAY.replace(hour=10)]
     assert outcome.linked == 2 and not outcome.in_navigation
+
+
+def test_a_read_whose_calendar_a_later_revisit_overtakes_is_sent_as_not_read():
+    held = HeldOutcomes({})
+    menu = [_record(n, None) for n in range(4)]
+    first = held.hold(_revisit(), revisit_outcome(_revisit(), [], menu, in_navigation=True), [], menu, feeds=1)
+    assert first.outcomes == []
+    later_tick = TICK.replace(hour=13)
+    later = _revisit().model_copy(update={"tick_at": later_tick})
+    sending = held.hold(later, revisit_outcome(later, [], menu, in_navigation=True), [], menu, feeds=1)
+    # Without its calendar the first read saw no list: not a page that lists nothing (it would be withdrawn).
+    assert sending.feed_overtaken and len(sending.outcomes) == 1
+    overtaken = sending.outcomes[0]
+    assert not overtaken.read and overtaken.error == FEED_OVERTAKEN and overtaken.tick_at == TICK
+    assert overtaken.listed == [] and overtaken.linked == 0
+    events = [_calendar_event(1, DAY.replace(hour=9)), _calendar_event(2, None)]
+
+    def feed(tick: datetime) -> PageFetched:
+        return PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/basic.ics",
+                           final_url="https://calendar.example/basic.ics", reason="list_feed", status=200,
+                           content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=tick)
+
+    # The first read's calendar, come in late, belongs to no held read; the later read's is its list.
+    assert held.extend(feed(TICK), [_new(events[0])], reading_on=False, listed_instead=events, feed=True).outcomes == []
+    sending = held.extend(feed(later_tick), [], reading_on=False, listed_instead=events, feed=True)
+    assert [(outcome.read, outcome.tick_at, outcome.linked) for outcome in sending.outcomes] == [(True, later_tick, 2)]
+
+
+def test_a_read_whose_first_calendar_came_in_keeps_its_list_when_overtaken():
+    held = HeldOutcomes({})
+    held.hold(_revisit(), revisit_outcome(_revisit(), [], [], in_navigation=False), [], [], feeds=2)
+    feed = PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/a.ics",
+                       final_url="https://calendar.example/a.ics", reason="list_feed", status=200,
+                       content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=TICK)
+    events = [_calendar_event(1, DAY.replace(hour=9))]
+    assert held.extend(feed, [_new(events[0])], reading_on=False, listed_instead=events, feed=True).outcomes == []
+    later = _revisit().model_copy(update={"tick_at": TICK.replace(hour=13)})
+    sending = held.hold(later, revisit_outcome(later, [], [], in_navigation=False), [], [], feeds=2)
+    assert not sending.feed_overtaken and sending.flushed
+    assert [(outcome.read, outcome.linked, outcome.new_items) for outcome in sending.outcomes] == [(True, 1, 1)]
