@@ -138,15 +138,20 @@ def _calendar_event(n: int, created: datetime | None) -> RecordExtracted:
                            position=n, seen_at=TICK)
 
 
+def _feed(url: str = "https://calendar.example/basic.ics", tick: datetime = TICK) -> PageFetched:
+    """A fetched feed that holds the source's list (agents.list_feeds), of the revisit at `tick`."""
+    return PageFetched(site="example.org", crawl_id="revisit-1", url=url, final_url=url, reason="list_feed",
+                       status=200, content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE,
+                       tick_at=tick)
+
+
 def test_a_calendar_the_page_embeds_is_its_list_in_the_outcome():
     held = HeldOutcomes({})
     # The page's own read found its menu; its list is the calendar being fetched (agents.list_feeds).
     menu = [_record(n, None) for n in range(4)]
     sending = held.hold(_revisit(), revisit_outcome(_revisit(), [], menu, in_navigation=True), [], menu, feeds=1)
     assert sending.outcomes == []
-    feed = PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/basic.ics",
-                       final_url="https://calendar.example/basic.ics", reason="list_feed", status=200,
-                       content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=TICK)
+    feed = _feed()
     events = [_calendar_event(1, DAY.replace(hour=9)), _calendar_event(2, None)]
     new = [_new(events[1])]  # no CREATED: untimed, but an event on its page is no page to fetch for a time
     sending = held.extend(feed, new, reading_on=False, listed_instead=events, feed=True)
@@ -162,9 +167,7 @@ def test_a_page_embedding_two_calendars_waits_for_both():
     held = HeldOutcomes({})
     sending = held.hold(_revisit(), revisit_outcome(_revisit(), [], [], in_navigation=False), [], [], feeds=2)
     assert sending.outcomes == [] and sending.requests == []
-    feed = PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/a.ics",
-                       final_url="https://calendar.example/a.ics", reason="list_feed", status=200,
-                       content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=TICK)
+    feed = _feed("https://calendar.example/a.ics")
     first, second = [_calendar_event(1, DAY.replace(hour=9))], [_calendar_event(2, DAY.replace(hour=10))]
     sending = held.extend(feed, [_new(first[0])], reading_on=False, listed_instead=first, feed=True)
     assert sending.outcomes == []  # the second calendar is still out
@@ -190,23 +193,16 @@ def test_a_read_whose_calendar_a_later_revisit_overtakes_is_sent_as_not_read():
     assert overtaken.listed == [] and overtaken.linked == 0
     events = [_calendar_event(1, DAY.replace(hour=9)), _calendar_event(2, None)]
 
-    def feed(tick: datetime) -> PageFetched:
-        return PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/basic.ics",
-                           final_url="https://calendar.example/basic.ics", reason="list_feed", status=200,
-                           content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=tick)
-
     # The first read's calendar, come in late, belongs to no held read; the later read's is its list.
-    assert held.extend(feed(TICK), [_new(events[0])], reading_on=False, listed_instead=events, feed=True).outcomes == []
-    sending = held.extend(feed(later_tick), [], reading_on=False, listed_instead=events, feed=True)
+    assert held.extend(_feed(), [_new(events[0])], reading_on=False, listed_instead=events, feed=True).outcomes == []
+    sending = held.extend(_feed(tick=later_tick), [], reading_on=False, listed_instead=events, feed=True)
     assert [(outcome.read, outcome.tick_at, outcome.linked) for outcome in sending.outcomes] == [(True, later_tick, 2)]
 
 
 def test_a_read_whose_first_calendar_came_in_keeps_its_list_when_overtaken():
     held = HeldOutcomes({})
     held.hold(_revisit(), revisit_outcome(_revisit(), [], [], in_navigation=False), [], [], feeds=2)
-    feed = PageFetched(site="example.org", crawl_id="revisit-1", url="https://calendar.example/a.ics",
-                       final_url="https://calendar.example/a.ics", reason="list_feed", status=200,
-                       content_type="text/calendar", body="BEGIN:VCALENDAR", source_url=SOURCE, tick_at=TICK)
+    feed = _feed("https://calendar.example/a.ics")
     events = [_calendar_event(1, DAY.replace(hour=9))]
     assert held.extend(feed, [_new(events[0])], reading_on=False, listed_instead=events, feed=True).outcomes == []
     later = _revisit().model_copy(update={"tick_at": TICK.replace(hour=13)})
