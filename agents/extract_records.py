@@ -94,11 +94,12 @@ async def extract_records(stream):
                     source = source_of(page)
                     template = templates.for_read(source, page.reason)
                     witness = witnesses.of(page) if not template else frozenset()
-                    read = await loop.run_in_executor(None, read_records, page, template, witness)
-                    reseed = templates.settle(source, page.reason, read.extraction)
-                    if reseed:
-                        log.info("%s: its list chosen anew (%d records); its items seed the source again", page.url,
-                                 len(read.records))
+                    read = await loop.run_in_executor(None, read_records, page, template, witness,
+                                                      templates.wants_links(source, page.reason))
+                    settled = templates.settle(source, page.reason, read.extraction, read.links)
+                    if settled.reseed:
+                        log.info("%s: its list chosen anew (%d records); those of its items the page showed before "
+                                 "seed the source again", page.url, len(read.records))
                         metrics.count("lists_chosen_anew", "extract_records")
                     if read.extraction.from_hidden:
                         log.info("%s: its list read from elements the page hides for its script to show", page.url)
@@ -120,9 +121,10 @@ async def extract_records(stream):
                         await send("records.extracted", record)
                     in_navigation = read.extraction.in_navigation
                     overflow = page.reason == OVERFLOW_REASON
-                    new_items = detector.new_items(records, source, page.crawl_id, reseed, overflow,
+                    new_items = detector.new_items(records, source, page.crawl_id, settled.reseed, overflow,
                                                    later_page=page.reason in LATER_PAGE_REASONS,
-                                                   read_at_ms=page.list_read_at_ms)
+                                                   read_at_ms=page.list_read_at_ms,
+                                                   links_before=settled.links_before)
                     for item in new_items:
                         crawl.new_items_sent += 1
                         metrics.count("new_items", "extract_records", page="next" if overflow else "first")

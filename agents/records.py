@@ -20,8 +20,9 @@ from collections import Counter
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
-from models.records.extraction import ExtractedRecord, Extraction, record_key
+from models.records.extraction import ExtractedRecord, Extraction, item_link, record_key
 from models.records.main_list import extract_records
 from models.records.witnesses import WITNESS_PAGES, Fingerprint, merged, page_fingerprint
 from models.web.dom import parse_html
@@ -38,6 +39,8 @@ class PageRecords:
     extraction: Extraction
     records: list[RecordExtracted]
     extraction_ms: float
+    # Every link the page shows (link_digest), where the read was asked for them (ListTemplates.wants_links).
+    links: frozenset[str] = frozenset()
 
 
 def source_of(page: PageFetched) -> str:
@@ -54,13 +57,25 @@ def read_mark(page: PageFetched) -> int:
     return _ms(fetched_at(page))
 
 
-def read_records(page: PageFetched, template: str = "", witness: Fingerprint = frozenset()) -> PageRecords:
+def read_records(page: PageFetched, template: str = "", witness: Fingerprint = frozenset(),
+                 with_links: bool = False) -> PageRecords:
     """The records of one fetched page (read with the list's template when it has one, else chosen with the
-    site's other pages as witnesses of its template)."""
+    site's other pages as witnesses of its template); `with_links`: and every link the page shows."""
     started = time.monotonic()
-    extraction = extract_records(parse_html(page.body), page.final_url, template, witness=witness)
+    root = parse_html(page.body)
+    # Before the extraction, which changes the tree.
+    links = frozenset(link_digest(link) for anchor in root.iter("a")
+                      if (link := item_link(page.final_url, anchor.get("href")))) if with_links and root is not None \
+        else frozenset()
+    extraction = extract_records(root, page.final_url, template, witness=witness)
     return PageRecords(page, extraction, record_messages(page, extraction.records),
-                       round((time.monotonic() - started) * 1000, 2))
+                       round((time.monotonic() - started) * 1000, 2), links)
+
+
+def link_digest(url: str) -> str:
+    """A short digest of a link, as ListTemplates keeps the links a page showed (a page's few hundred links
+    collide once in ~10^9 with 48 bits)."""
+    return hashlib.blake2b(url.encode("utf-8"), digest_size=6).hexdigest()
 
 
 def record_messages(page: PageFetched, records: Sequence[ExtractedRecord]) -> list[RecordExtracted]:
@@ -109,6 +124,16 @@ class SiteWitnesses:
                       if url not in own)
 
 
+class Settled(NamedTuple):
+    """What a read's choice of list did to its source (ListTemplates.settle)."""
+
+    # The read chose another list than the earlier, provisional choice: its items' novelty is in question.
+    reseed: bool = False
+    # The links the page showed when the source's links began to be kept, and those its provisional choices
+    # read as items' links since: an item whose link is neither came since (None: not known — a kept choice).
+    links_before: frozenset[str] | None = None
+
+
 class ListTemplates:
     """Which list of a source page is read: the first read's choice, kept for every later read (a later page of
     the list, and the same page read again, have their items in the same list — the ranker choosing afresh on a
@@ -119,10 +144,15 @@ class ListTemplates:
     ranks the candidates there are, and a menu may be the only one). Until a read chooses a list that long
     outside the navigation the choice stays provisional: each read chooses afresh, and a choice that differs
     re-seeds the source's items (what the earlier reads followed was another list; its items' novelty is
-    unknown — ChangeDetector). In the worker the mapping (source → {"template", "kept"}) is a Faust
-    table in the site's partition."""
+    unknown — ChangeDetector) — save those a kept record of the page's links tells came since: while the
+    choice is provisional the entry keeps every link the page showed at its first read and the item links
+    its choices read since (the 5,000-site week: a young list first read as its one event's fields, chosen
+    anew at three events, took the two published in between for old). In the worker the mapping (source →
+    {"template", "kept", "page_links", "read_links"}) is a Faust table in the site's partition."""
 
     LOCKED_AT = 3
+    # A page showing more links than this keeps none (its entry is written on every provisional read).
+    MAX_LINKS = 1000
 
     def __init__(self, table: MutableMapping[str, dict | str]) -> None:
         self.table = table
@@ -142,15 +172,48 @@ class ListTemplates:
         entry = self._entry(source)
         return entry.get("template", "") if self._kept(entry) or reason in LATER_PAGE_REASONS else ""
 
-    def settle(self, source: str, reason: str, extraction: Extraction) -> bool:
-        """Record a read's choice (a source's own page only, not a later page of its list); whether it replaced an
-        earlier, provisional choice with another list — its items are then to be seeded, not reported."""
+    def wants_links(self, source: str, reason: str) -> bool:
+        """Whether a read of the source should bring its page's links (read_records' `with_links`)."""
+        return reason not in LATER_PAGE_REASONS and not self._kept(self._entry(source))
+
+    def settle(self, source: str, reason: str, extraction: Extraction,
+               page_links: frozenset[str] = frozenset()) -> Settled:
+        """Record a read's choice (a source's own page only, not a later page of its list; `page_links`: the
+        page's links, read_records' `links`)."""
         entry = self._entry(source)
-        if reason in LATER_PAGE_REASONS or not extraction.template or self._kept(entry):
-            return False
-        self.table[source] = {"template": extraction.template,
-                              "kept": len(extraction.records) >= self.LOCKED_AT and not extraction.in_navigation}
-        return bool(entry.get("template")) and entry["template"] != extraction.template
+        if reason in LATER_PAGE_REASONS or self._kept(entry):
+            return Settled()
+        links_before = self._links_before(entry, page_links, extraction)
+        if not extraction.template and entry:
+            return Settled(links_before=links_before)
+        kept = len(extraction.records) >= self.LOCKED_AT and not extraction.in_navigation
+        settled = {"template": extraction.template, "kept": kept}
+        if not kept:
+            # Kept from the first read showing links on (any read may begin them: what it shows counts as old).
+            first = entry.get("page_links") or sorted(page_links)
+            # Once too many, unknown for good: starting them afresh would report items earlier choices read.
+            read = None if "read_links" in entry and entry["read_links"] is None else (
+                set(entry.get("read_links") or ()) | {link_digest(record.item_url)
+                                                      for record in extraction.records if record.item_url})
+            settled |= {"page_links": first if len(first) <= self.MAX_LINKS else None,
+                        "read_links": sorted(read) if read is not None and len(read) <= self.MAX_LINKS else None}
+        if settled != entry:
+            self.table[source] = settled
+        return Settled(reseed=bool(entry.get("template")) and entry["template"] != extraction.template,
+                       links_before=links_before)
+
+    @staticmethod
+    def _links_before(entry: dict, page_links: frozenset[str], extraction: Extraction) -> frozenset[str] | None:
+        first, read = entry.get("page_links"), entry.get("read_links")
+        if not first or read is None:
+            return None
+        # The same page grown, or another (a maintenance page first, the site's real page now — what it showed
+        # says nothing of what is new): the links beside this read's items most of them those the page showed.
+        items = {link_digest(record.item_url) for record in extraction.records if record.item_url}
+        beside = page_links - items
+        if len(beside.intersection(first)) * 2 < len(beside.union(first)):
+            return None
+        return frozenset(first).union(read)
 
 
 def _digest(text: str) -> str:
@@ -171,7 +234,7 @@ class ChangeDetector:
 
     def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str,
                   reseed: bool = False, overflow: bool = False, later_page: bool = False,
-                  read_at_ms: int | None = None) -> list[ItemDiscovered]:
+                  read_at_ms: int | None = None, links_before: frozenset[str] | None = None) -> list[ItemDiscovered]:
         """The records' items this source never listed before (none while its first read is seeding, or when
         `reseed`: the source's list was chosen anew). The records are one page's; a page of the list never
         read before (one the first read did not reach) seeds too: its items are unknown, not new. An
@@ -188,19 +251,24 @@ class ChangeDetector:
         a next page the list moved onto), so they are reported; the rest seed. `read_at_ms`: the overflow's
         chain's own first-page read (CrawlScoped.list_read_at_ms), which marks its items instead of the
         source's latest read: a busy list's next revisit reads the first page again while the chain is on its
-        way, and what the chain's own pages showed is then known before that read, but not before its own."""
+        way, and what the chain's own pages showed is then known before that read, but not before its own.
+        `links_before` (ListTemplates' Settled): a read of the source's own page after its first that seeds
+        (its list chosen anew, or a list on a page read before without one) still reports the items whose
+        link the page did not show before — they came since."""
         keys = _item_keys(records, source)
         if records and not overflow and not later_page:
             self.known[_read_key(source)] = _ms(records[0].seen_at)
         if reseed and any(key in self.known or titled in self.known or whole in self.known
                           for key, titled, whole in keys):
             reseed, overflow = False, True
-        seeding = self.first_crawl.setdefault(source, crawl_id) == crawl_id or reseed
+        first_read = self.first_crawl.setdefault(source, crawl_id) == crawl_id
+        seeding = first_read or reseed
         if records:
             page = f"{source}\x00page\x00{_digest(records[0].page_url)}"
             seeding |= page not in self.known and not overflow
             self.known[page] = _ms(records[0].seen_at)
         moved_on = seeding and later_page and not overflow
+        came_since = links_before if seeding and not first_read and not later_page and not overflow else None
         found: list[ItemDiscovered] = []
         # On an overflow page, the unknown items met after an item known before this read, until the next such
         # item: listings run newest first, so what follows a known item is older — seeded — unless another
@@ -230,7 +298,8 @@ class ChangeDetector:
                     moved_on, between = False, None
                 continue
             self.known[key] = _ms(record.seen_at)
-            if seeding and not moved_on:
+            if seeding and not moved_on and not (came_since is not None and record.item_url
+                                                 and link_digest(record.item_url) not in came_since):
                 continue
             (found if between is None else between).append(ItemDiscovered(
                 event_id=derived_event_id(record.event_id, "new"), site=record.site, crawl_id=record.crawl_id,

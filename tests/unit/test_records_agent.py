@@ -99,16 +99,20 @@ def test_a_list_chosen_on_too_few_records_is_chosen_again_and_then_kept():
 
     def read(numbers: list[int], crawl_id: str) -> tuple[list[str], bool, list[str]]:
         page = _young_page(numbers, crawl_id)
-        records = read_records(page, templates.for_read(SOURCE, page.reason))
-        reseed = templates.settle(SOURCE, page.reason, records.extraction)
-        new = detector.new_items(records.records, SOURCE, crawl_id, reseed)
-        return [r.item_url for r in records.records], reseed, [item.item_url for item in new]
+        records = read_records(page, templates.for_read(SOURCE, page.reason),
+                               with_links=templates.wants_links(SOURCE, page.reason))
+        settled = templates.settle(SOURCE, page.reason, records.extraction, records.links)
+        new = detector.new_items(records.records, SOURCE, crawl_id, settled.reseed,
+                                 links_before=settled.links_before)
+        return [r.item_url for r in records.records], settled.reseed, [item.item_url for item in new]
 
     first, _, _ = read([1], "c1")
     assert first == ["https://club.example.org/rss", "https://club.example.org/mail"]  # no list yet: the pair
-    # The list grew: chosen afresh, its items seed the source (their novelty since the first read is unknown).
+    # The list grew: chosen afresh, its items seed the source — save those the page did not show at its first
+    # read: they came since.
     second, reseed, new = read([3, 2, 1], "c2")
-    assert reseed and new == [] and second[0] == "https://club.example.org/events/3/"
+    assert reseed and second[0] == "https://club.example.org/events/3/"
+    assert new == ["https://club.example.org/events/3/", "https://club.example.org/events/2/"]
     # Three records: the choice is kept, and the next item is new.
     third, reseed, new = read([4, 3, 2, 1], "c3")
     assert not reseed and new == ["https://club.example.org/events/4/"]
@@ -138,6 +142,58 @@ def test_a_one_item_lists_reading_is_not_kept_and_the_grown_lists_new_items_are_
                                      ["https://club.example.org/events/3/", "https://club.example.org/events/2/"])
     assert read([4, 3, 2, 1], "c3")[1] == ["https://club.example.org/events/4/"]
     assert templates.for_read(SOURCE, "revisit") == templates.table[SOURCE]["template"]
+
+
+def _read_young(templates: ListTemplates, detector: ChangeDetector, body: str, crawl_id: str) -> list[str]:
+    page = _young_page([], crawl_id).model_copy(update={"body": body})
+    read = read_records(page, templates.for_read(SOURCE, page.reason),
+                        with_links=templates.wants_links(SOURCE, page.reason))
+    settled = templates.settle(SOURCE, page.reason, read.extraction, read.links)
+    return [item.item_url for item in detector.new_items(read.records, SOURCE, crawl_id, settled.reseed,
+                                                         links_before=settled.links_before)]
+
+
+_MENU = "".join(f'<li><a href="/{name}/">{name.title()}</a></li>' for name in ("about", "news", "join", "contact"))
+
+
+def _club_page(items: str) -> str:
+    return f"<html><body><nav><ul>{_MENU}</ul></nav><main>{items}</main></body></html>"
+
+
+def test_a_page_read_without_a_list_reports_the_items_its_list_shows_once_it_has_one():
+    templates, detector = ListTemplates({}), ChangeDetector({}, {})
+    assert _read_young(templates, detector, _club_page("<p>No events yet: see you soon.</p>"), "c1") == []
+    assert templates.table[SOURCE]["page_links"]  # its links kept while it has no list it keeps
+    events = "".join(f'<li><h3><a href="/events/{n}/">Meetup number {n}</a></h3><p>March {n}, 2026</p></li>'
+                     for n in (3, 2, 1))
+    assert _read_young(templates, detector, _club_page(f"<ul>{events}</ul>"), "c2") == [
+        f"https://club.example.org/events/{n}/" for n in (3, 2, 1)]
+    assert "page_links" not in templates.table[SOURCE]  # kept: the links are let go of
+
+
+def test_a_page_first_read_as_another_page_tells_nothing_of_what_is_new():
+    templates, detector = ListTemplates({}), ChangeDetector({}, {})
+    maintenance = '<html><body><p>Down for maintenance.</p><a href="/">Home</a></body></html>'
+    assert _read_young(templates, detector, maintenance, "c1") == []
+    events = "".join(f'<li><h3><a href="/events/{n}/">Meetup number {n}</a></h3><p>March {n}, 2026</p></li>'
+                     for n in (3, 2, 1))
+    # The page's menu was not on the page first read: not the same page grown — its list seeds.
+    assert _read_young(templates, detector, _club_page(f"<ul>{events}</ul>"), "c2") == []
+
+
+def test_an_item_an_earlier_provisional_choice_read_is_not_reported_when_the_list_is_chosen_anew():
+    templates, detector = ListTemplates({}), ChangeDetector({}, {})
+    # Two cards read as a list (too few to keep), their titles from their headings.
+    cards = "".join(f'<div class="card"><h3>Talk {n}</h3><a href="/talks/{n}/">More</a></div>' for n in (1, 0))
+    assert _read_young(templates, detector, _club_page(cards), "c1") == []
+    # Talk 2 came, read by the provisional choice as new.
+    cards = "".join(f'<div class="card"><h3>Talk {n}</h3><a href="/talks/{n}/">More</a></div>' for n in (2, 1))
+    assert _read_young(templates, detector, _club_page(cards), "c2") == ["https://club.example.org/talks/2/"]
+    # The page redone: the same talks in a table, read under other titles (no key in common) — chosen anew.
+    rows = "".join(f'<tr><td>March {n}, 2026</td><td><a href="/talks/{n}/">Talk number {n}</a></td></tr>'
+                   for n in (3, 2, 1))
+    assert _read_young(templates, detector, _club_page(f"<table>{rows}</table>"), "c3") == [
+        "https://club.example.org/talks/3/"]
 
 
 def test_a_list_chosen_anew_that_holds_known_items_reports_what_precedes_them():
