@@ -259,7 +259,8 @@ class Fetcher:
             if rules.refused:
                 raise FetchFailure(FetchErrorKind.BLOCKED_ADDRESS, f"robots.txt: {rules.refused}")
             if not rules.allows(url, self.config.user_agent):
-                raise FetchFailure(FetchErrorKind.ROBOTS_DISALLOWED, f"robots.txt disallows {parts.path or '/'}")
+                raise FetchFailure(FetchErrorKind.ROBOTS_DISALLOWED,
+                                   rules.unavailable or f"robots.txt disallows {parts.path or '/'}")
             delay = rules.crawl_delay(self.config.user_agent) if self.config.honour_crawl_delay else None
             response = await self._get_with_retries(url, request, delay, waited)
             location = response.headers.get("Location")
@@ -385,6 +386,11 @@ class Fetcher:
                 async with self.politeness.slot(parts.netloc), self.session.get(url, allow_redirects=False) \
                         as response:
                     location = response.headers.get("Location")
+                    if response.status in RETRY_STATUSES:
+                        # The host's next request waits as long as it asked, here as for a page (RobotsCache
+                        # reads the answer as robots.txt unavailable: nothing is fetched meanwhile).
+                        wait = parse_retry_after(response.headers.get("Retry-After"), self.config.backoff_base)
+                        self.politeness.postpone(parts.netloc, min(wait, self.config.retry_after_cap))
                     if response.status in REDIRECT_STATUSES and location:
                         url = urljoin(url, location)
                         continue

@@ -2,7 +2,9 @@
 
 RFC 9309: a 4xx robots.txt means no rules; a 5xx or an unreachable one means
 "disallow everything" until it can be read again (we retry it after a short
-while rather than caching the refusal for the full TTL). A robots.txt whose
+while rather than caching the refusal for the full TTL). A 429 is the server
+asking for time, not a missing file: read as a 5xx, as Google's crawler does (a
+storm's 429 on robots.txt once meant no rules for an hour). A robots.txt whose
 address (or a redirect's) the guard refuses makes the origin refused, with the
 guard's reason, for the same short while.
 """
@@ -23,6 +25,7 @@ from agents.fetching.address_guard import BlockedAddress
 RobotsLoader = Callable[[str], Awaitable[tuple[int, str]]]
 
 UNREACHABLE_RETRY_SECONDS = 60.0
+TOO_MANY_REQUESTS = 429
 
 
 @dataclass
@@ -32,6 +35,8 @@ class RobotsRules:
     expires_at: float
     # Why the address guard refused the robots.txt fetch; empty when it did not.
     refused: str = ""
+    # Why nothing may be fetched while the robots.txt cannot be read (a 5xx, a 429, no answer); empty otherwise.
+    unavailable: str = ""
 
     def allows(self, url: str, user_agent: str) -> bool:
         if self.disallow_all:
@@ -79,6 +84,8 @@ class RobotsCache:
         now = time.monotonic()
         if 200 <= status < 300:
             return RobotsRules(Protego.parse(text), False, now + self._ttl)
-        if 400 <= status < 500:
+        if 400 <= status < 500 and status != TOO_MANY_REQUESTS:
             return RobotsRules(None, False, now + self._ttl)
-        return RobotsRules(None, True, now + UNREACHABLE_RETRY_SECONDS)
+        why = f"robots.txt unavailable (HTTP {status})" if status else "robots.txt unreachable"
+        return RobotsRules(None, True, now + UNREACHABLE_RETRY_SECONDS,
+                           unavailable=f"{why}: nothing fetched until it is read")

@@ -219,6 +219,35 @@ async def test_robots_txt_is_a_request_to_its_host_like_any_other():
     assert arrivals[1][1] - arrivals[0][1] >= 0.45  # the page waited the host's delay after robots.txt
 
 
+async def test_a_robots_txt_answered_429_holds_the_host_for_its_retry_after(monkeypatch):
+    # Read again at once once unavailable, so that only the Retry-After spaces the two robots.txt requests.
+    monkeypatch.setattr("agents.fetching.robots.UNREACHABLE_RETRY_SECONDS", 0.0)
+    arrivals: list[tuple[str, float]] = []
+
+    async def record(request: web.Request) -> web.Response:
+        arrivals.append((request.path, time.monotonic()))
+        if request.path == "/robots.txt" and len(arrivals) == 1:
+            return web.Response(status=429, headers={"Retry-After": "1"})
+        if request.path == "/robots.txt":
+            return web.Response(text="User-agent: *\nAllow: /\n")
+        return web.Response(text="<p>page</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", record)
+    runner, base = await _serve(app)
+    try:
+        async with Fetcher(_config()) as fetcher:
+            refused = await fetcher.fetch(CrawlRequest(site="test", url=base + "/first", crawl_id="c"))
+            page = await fetcher.fetch(CrawlRequest(site="test", url=base + "/first", crawl_id="c"))
+    finally:
+        await runner.cleanup()
+    # A 429 is no "robots.txt missing" (which allows all): nothing is fetched while it cannot be read ...
+    assert refused.error is FetchErrorKind.ROBOTS_DISALLOWED and "HTTP 429" in refused.error_detail
+    # ... and the host is not asked again before its Retry-After has passed.
+    assert page.ok and [path for path, _ in arrivals] == ["/robots.txt", "/robots.txt", "/first"]
+    assert arrivals[1][1] - arrivals[0][1] >= 0.95
+
+
 async def test_a_pages_fetch_time_is_the_sites_not_the_wait_for_its_politeness_slot(hostile):
     # Two pages of one host, one at a time, two seconds apart: the second waits for its slot, which is ours.
     async with Fetcher(_config(per_host_delay=2.0, per_host_concurrency=1)) as fetcher:
