@@ -4,6 +4,8 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from agents.records import ChangeDetector, ListTemplates, _digest, read_records
+from infra.simweb.generator import generate_site
+from infra.simweb.server import SIM_START, FaultBoard, SimClock, SimSite
 from models.records.extraction import record_key
 from schemas.crawl import PageFetched
 
@@ -194,6 +196,33 @@ def test_an_item_an_earlier_provisional_choice_read_is_not_reported_when_the_lis
                    for n in (3, 2, 1))
     assert _read_young(templates, detector, _club_page(f"<table>{rows}</table>"), "c3") == [
         "https://club.example.org/talks/3/"]
+
+
+def test_the_weeks_young_listing_read_first_as_its_one_events_fields_reports_the_two_events_since(data_dir):
+    # The 5,000-site week's two lost items (seed 1, site-3922's /events/ on the real publication series): its
+    # first read, one event old, took the event's date line and sentence for a list; at three events the list
+    # was chosen anew and seeded, events 2 and 3 taken for old.
+    spec = generate_site(1, 3922, data_dir / "revisit", SIM_START)
+    source = next(source for source in spec.sources if source.path == "/events/")
+    clock = SimClock(0)
+    site = SimSite(spec, clock, FaultBoard())
+    templates, detector = ListTemplates({}), ChangeDetector({}, {})
+    url = "http://127.0.0.1:36079/events/"
+    reads = []
+    for crawl, hours in enumerate((source.items[0].hours + 0.1, source.items[2].hours + 2.9,
+                                   source.items[3].hours + 0.5), start=1):
+        clock.advance(hours - clock.hours())
+        page = _young_page([], f"crawl-{crawl}").model_copy(update={
+            "url": url, "final_url": url, "source_url": url, "body": site.respond(source.path, {})[1]})
+        read = read_records(page, templates.for_read(url, page.reason),
+                            with_links=templates.wants_links(url, page.reason))
+        settled = templates.settle(url, page.reason, read.extraction, read.links)
+        reads.append((len(site.visible(source)), [r.item_url for r in read.records][:1], [
+            item.item_url for item in detector.new_items(read.records, url, page.crawl_id, settled.reseed,
+                                                         links_before=settled.links_before)]))
+    assert reads == [(1, [""], []),  # the event's fields, no link: no list yet
+                     (3, [url + "item-3.html"], [url + "item-3.html", url + "item-2.html"]),
+                     (4, [url + "item-4.html"], [url + "item-4.html"])]
 
 
 def test_a_list_chosen_anew_that_holds_known_items_reports_what_precedes_them():
