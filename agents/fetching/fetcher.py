@@ -255,6 +255,10 @@ class Fetcher:
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise FetchFailure(FetchErrorKind.INVALID_URL, f"not an http(s) URL: {url[:200]}")
             self._guard(parts.hostname)
+            if (held := self.politeness.held_for(parts.netloc)) > self.config.retry_after_cap:
+                # Longer than a request waits for its turn: it fails now, and the host hears nothing meanwhile.
+                raise FetchFailure(FetchErrorKind.RATE_LIMITED,
+                                   f"the host asked for no request for {held:.0f}s more (its Retry-After)")
             rules = await self.robots.rules(_origin(url))
             if rules.refused:
                 raise FetchFailure(FetchErrorKind.BLOCKED_ADDRESS, f"robots.txt: {rules.refused}")
@@ -322,6 +326,8 @@ class Fetcher:
                 return response
             wait = parse_retry_after(response.headers.get("Retry-After"), self.config.backoff_base * 2 ** (attempt - 1))
             if wait > self.config.retry_after_cap:
+                # Too long to wait for this request, but the host's others wait as asked: they fail until then.
+                self.politeness.postpone(host, wait)
                 raise FetchFailure(FetchErrorKind.RATE_LIMITED,
                                    f"HTTP {response.status} with Retry-After {wait:.0f}s (cap {self.config.retry_after_cap:.0f}s)",
                                    response.status)
@@ -390,7 +396,7 @@ class Fetcher:
                         # The host's next request waits as long as it asked, here as for a page (RobotsCache
                         # reads the answer as robots.txt unavailable: nothing is fetched meanwhile).
                         wait = parse_retry_after(response.headers.get("Retry-After"), self.config.backoff_base)
-                        self.politeness.postpone(parts.netloc, min(wait, self.config.retry_after_cap))
+                        self.politeness.postpone(parts.netloc, wait)
                     if response.status in REDIRECT_STATUSES and location:
                         url = urljoin(url, location)
                         continue

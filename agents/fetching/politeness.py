@@ -38,6 +38,11 @@ class Politeness:
         gate.retry_at = max(gate.retry_at, time.monotonic() + seconds)
         gate.next_start = max(gate.next_start, gate.retry_at)
 
+    def held_for(self, host: str) -> float:
+        """Seconds the host's last Retry-After still asks for (0 when none)."""
+        gate = self._gates.get(host)
+        return max(0.0, gate.retry_at - time.monotonic()) if gate is not None else 0.0
+
     @asynccontextmanager
     async def slot(self, host: str, delay: float | None = None) -> AsyncIterator[None]:
         """Hold a request slot for host; delay overrides the default (robots Crawl-delay)."""

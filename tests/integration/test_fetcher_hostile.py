@@ -157,6 +157,32 @@ async def test_429_with_retry_after_is_retried(hostile):
     assert seconds >= 1.0
 
 
+async def test_a_retry_after_beyond_the_cap_fails_the_hosts_next_requests_without_asking_it():
+    arrivals: list[str] = []
+
+    async def record(request: web.Request) -> web.Response:
+        arrivals.append(request.path)
+        if request.path == "/busy":
+            return web.Response(status=429, headers={"Retry-After": "3600"})
+        return web.Response(text="<p>page</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", record)
+    runner, base = await _serve(app)
+    try:
+        async with Fetcher(_config()) as fetcher:
+            busy = await fetcher.fetch(CrawlRequest(site="test", url=base + "/busy", crawl_id="c"))
+            started = time.monotonic()
+            other = await fetcher.fetch(CrawlRequest(site="test", url=base + "/other", crawl_id="c"))
+            seconds = time.monotonic() - started
+    finally:
+        await runner.cleanup()
+    assert busy.error is FetchErrorKind.RATE_LIMITED and "Retry-After 3600s" in busy.error_detail
+    # The host asked for an hour: its next page fails at once, and the server hears nothing more.
+    assert other.error is FetchErrorKind.RATE_LIMITED and "asked for no request" in other.error_detail
+    assert arrivals == ["/robots.txt", "/busy"] and seconds < 1
+
+
 async def test_conditional_get_records_not_modified(hostile):
     first, _ = await _fetch(hostile + "/cached")
     again, _ = await _fetch(hostile + "/cached", etag=first.etag)
