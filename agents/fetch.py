@@ -72,6 +72,14 @@ def _count_dropped(requests: list[CrawlRequest], pages: list[PageFetched | None]
         metrics.count("requests_dropped", "fetch", dropped, reason="crawl_ended")
 
 
+def _count_under_way_at_retry_after() -> None:
+    """Requests already under way when their host's Retry-After was read, by host (the soak holds them against
+    the arrivals its server counts after asking for time)."""
+    for host, under_way in fetcher.under_way_at_retry_after.items():
+        metrics.count("requests_under_way_at_retry_after", "fetch", under_way, host=host)
+    fetcher.under_way_at_retry_after.clear()
+
+
 @app.agent(topic("crawl.requests"), concurrency=FETCH_ACTORS)
 async def fetch_pages(stream):
     await fetcher.start()
@@ -90,5 +98,6 @@ async def fetch_pages(stream):
                 if failed := next((outcome for outcome in fetched if isinstance(outcome, BaseException)), None):
                     raise failed
                 _count_dropped(requests, fetched)
+                _count_under_way_at_retry_after()
     finally:
         await fetcher.close()  # the worker is stopping

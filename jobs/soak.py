@@ -29,6 +29,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aiokafka.errors import KafkaError
 
@@ -334,7 +335,7 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         "broker_restarted": any(kill["worker"] == "broker" for kill in workers.kills)
         if local_broker else "no: not the local broker",
         "politeness": politeness(visits, settings.per_host_concurrency,
-                                 settings.per_host_delay_seconds / plan.speed),
+                                 settings.per_host_delay_seconds / plan.speed, _under_way(settings, truth)),
         "cpu_s": {name: round(value, 1) for name, value in workers.cpu.items()},
         "peak_rss_mb": {name: round(value) for name, value in workers.peak_mb.items()},
         "memory_growth": workers.memory_growth(),
@@ -345,6 +346,15 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
 def _ticks_sent_again(settings: Settings) -> int:
     _, rows = read_clickhouse(settings, "SELECT sum(value) FROM metrics WHERE name = 'duplicate_ticks'")
     return int(rows[0][0] or 0) if rows else 0
+
+
+def _under_way(settings: Settings, truth: dict) -> dict[str, int]:
+    """By site: the requests the fetchers had under way when they read one of its Retry-Afters."""
+    _, rows = read_clickhouse(settings, "SELECT labels['host'], sum(value) FROM metrics "
+                                        "WHERE name = 'requests_under_way_at_retry_after' GROUP BY 1")
+    by_host = {host: int(count) for host, count in rows}
+    return {name: count for name, site in truth.items()
+            if (count := by_host.get(urlsplit(site["homepage"]).netloc, 0))}
 
 
 def _discover(homepages: list[str], env: dict[str, str], run_dir: Path) -> subprocess.Popen | None:

@@ -64,18 +64,27 @@ def found_by_discovery(settings: Settings, truth: dict, names: list[str]) -> tup
             "watched": len(found & true_pages & decided_pages)}, sorted(found & decided_pages)
 
 
-def politeness(visits: dict[str, dict], concurrency: int, delay_s: float) -> dict:
+def politeness(visits: dict[str, dict], concurrency: int, delay_s: float,
+               under_way: dict[str, int] | None = None) -> dict:
     """How the crawl treated the simulated sites, measured at their server (infra.simweb `/__visits__`): the
     most requests one site had in flight at once, the shortest gap between two of a site's requests (the
     setting's delay, in real seconds on the sped-up clock; arrivals jitter by a connection's set-up), and
-    requests made before a Retry-After had passed; `exceeded`: sites over the concurrency or not waiting."""
+    requests made before a Retry-After had passed; `exceeded`: sites over the concurrency or not waiting. A
+    site's requests before a Retry-After are crossings, not impatience, up to the number its crawler reported
+    already under way (sent, or past every check of its turn) when it read that site's Retry-Afters
+    (`under_way`, by site: the fetchers' `requests_under_way_at_retry_after`) — they were on their way before
+    the crawler knew; a site with more than that is exceeded."""
+    under_way = under_way or {}
     gaps = [site["min_gap_s"] for site in visits.values() if site["min_gap_s"] is not None]
     crowded = sorted(name for name, site in visits.items() if site["max_in_flight"] > concurrency)
-    impatient = sorted(name for name, site in visits.items() if site["before_retry_after"])
+    crossed = {name: min(site["before_retry_after"], under_way.get(name, 0)) for name, site in visits.items()}
+    impatient = sorted(name for name, site in visits.items() if site["before_retry_after"] > crossed[name])
     return {"requests": sum(site["requests"] for site in visits.values()),
             "max_in_flight": max((site["max_in_flight"] for site in visits.values()), default=0),
             "allowed_in_flight": concurrency, "min_gap_s": min(gaps, default=None), "delay_s": round(delay_s, 6),
             "before_retry_after": sum(site["before_retry_after"] for site in visits.values()),
+            "before_retry_after_under_way": sum(crossed.values()),
+            "under_way_at_retry_after": sum(under_way.values()),
             "exceeded": sorted(set(crowded) | set(impatient))}
 
 

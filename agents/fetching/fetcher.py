@@ -10,6 +10,7 @@ import asyncio
 import email.utils
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
@@ -160,6 +161,9 @@ class Fetcher:
         self._resolver = resolver
         self.policy = AddressPolicy(config.allow_loopback, config.allow_private)
         self.politeness = Politeness(config.per_host_concurrency, config.per_host_delay, config.global_concurrency)
+        # Per host, the requests already under way when one of its Retry-Afters was read (the shell counts them
+        # as a metric and clears them): what the server sees arrive after it asked for time, and why.
+        self.under_way_at_retry_after: Counter[str] = Counter()
         self.robots = RobotsCache(self._load_robots, config.user_agent, config.robots_ttl)
         self._session: aiohttp.ClientSession | None = None
 
@@ -327,12 +331,18 @@ class Fetcher:
             wait = parse_retry_after(response.headers.get("Retry-After"), self.config.backoff_base * 2 ** (attempt - 1))
             if wait > self.config.retry_after_cap:
                 # Too long to wait for this request, but the host's others wait as asked: they fail until then.
-                self.politeness.postpone(host, wait)
+                self._postpone(host, wait)
                 raise FetchFailure(FetchErrorKind.RATE_LIMITED,
                                    f"HTTP {response.status} with Retry-After {wait:.0f}s (cap {self.config.retry_after_cap:.0f}s)",
                                    response.status)
             log.info("HTTP %s from %s: retry %d in %.1fs", response.status, host, attempt, wait)
-            self.politeness.postpone(host, wait)
+            self._postpone(host, wait)
+
+    def _postpone(self, host: str, seconds: float, own: int = 0) -> None:
+        """The host's Retry-After, kept; `own`: whether the answer's own request still holds its slot."""
+        if under_way := self.politeness.postpone(host, seconds) - own:
+            log.info("%s asked for %.1fs; %d of its requests already under way", host, seconds, under_way)
+            self.under_way_at_retry_after[host] += under_way
 
     async def _get_once(self, url: str, headers: dict[str, str]) -> RawResponse:
         try:
@@ -396,7 +406,7 @@ class Fetcher:
                         # The host's next request waits as long as it asked, here as for a page (RobotsCache
                         # reads the answer as robots.txt unavailable: nothing is fetched meanwhile).
                         wait = parse_retry_after(response.headers.get("Retry-After"), self.config.backoff_base)
-                        self.politeness.postpone(parts.netloc, wait)
+                        self._postpone(parts.netloc, wait, own=1)
                     if response.status in REDIRECT_STATUSES and location:
                         url = urljoin(url, location)
                         continue

@@ -17,6 +17,8 @@ class HostGate:
         # Until when the server asked for no request (its Retry-After): checked again just before each start.
         self.retry_at = 0.0
         self.lock = asyncio.Lock()
+        # Requests past every check of the gate: sent, or on their way to being sent.
+        self.under_way = 0
 
 
 class Politeness:
@@ -32,11 +34,14 @@ class Politeness:
             gate = self._gates[host] = HostGate(self.per_host_concurrency)
         return gate
 
-    def postpone(self, host: str, seconds: float) -> None:
-        """Push the host's next start back (a server's Retry-After)."""
+    def postpone(self, host: str, seconds: float) -> int:
+        """Push the host's next start back (a server's Retry-After); how many of its requests are under way (past
+        the gate's checks) as it is read — the server sees them after its Retry-After, and no crawler allowed
+        more than one request per host at a time can call them back."""
         gate = self._gate(host)
         gate.retry_at = max(gate.retry_at, time.monotonic() + seconds)
         gate.next_start = max(gate.next_start, gate.retry_at)
+        return gate.under_way
 
     def held_for(self, host: str) -> float:
         """Seconds the host's last Retry-After still asks for (0 when none)."""
@@ -60,4 +65,8 @@ class Politeness:
                 # request reached a site in a 429 storm 0.1-1 s after it was told to wait: the soak with faults).
                 while (wait := gate.retry_at - time.monotonic()) > 0:
                     await asyncio.sleep(wait)
-                yield
+                gate.under_way += 1
+                try:
+                    yield
+                finally:
+                    gate.under_way -= 1

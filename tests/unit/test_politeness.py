@@ -50,3 +50,23 @@ def test_a_retry_after_during_the_delay_between_starts_is_not_overwritten_by_the
         return started
 
     assert asyncio.run(scenario()) >= 0.41
+
+
+def test_a_retry_after_tells_how_many_of_the_hosts_requests_were_already_under_way():
+    async def scenario() -> tuple[int, int]:
+        politeness = Politeness(per_host_concurrency=2, per_host_delay=0.0, global_concurrency=8)
+        both_in = asyncio.Barrier(3)
+
+        async def request():
+            async with politeness.slot("busy.example.org"):
+                await both_in.wait()
+                await asyncio.sleep(0.05)
+
+        requests = [asyncio.ensure_future(request()) for _ in range(2)]
+        await both_in.wait()
+        # One answer read while both are past the gate: its own request and the other are under way.
+        while_both = politeness.postpone("busy.example.org", 0.01)
+        await asyncio.gather(*requests)
+        return while_both, politeness.postpone("busy.example.org", 0.01)
+
+    assert asyncio.run(scenario()) == (2, 0)

@@ -39,3 +39,11 @@ def test_the_soak_names_the_sites_whose_politeness_was_exceeded():
     rude = polite | {"site-2": _site(5, 3, 0.6), "site-3": _site(5, 1, 0.6, early=2)}
     judged = politeness(rude, concurrency=2, delay_s=0.4)
     assert judged["exceeded"] == ["site-2", "site-3"] and judged["before_retry_after"] == 2
+
+
+def test_requests_the_crawler_had_under_way_when_it_read_a_retry_after_are_crossings_not_impatience():
+    visits = {"site-0": _site(10, 2, 0.5, early=1), "site-1": _site(10, 2, 0.5, early=2)}
+    # The crawler had one request under way at each site when it read their Retry-Afters.
+    judged = politeness(visits, concurrency=2, delay_s=0.4, under_way={"site-0": 1, "site-1": 1})
+    assert judged["before_retry_after"] == 3 and judged["before_retry_after_under_way"] == 2
+    assert judged["under_way_at_retry_after"] == 2 and judged["exceeded"] == ["site-1"]
