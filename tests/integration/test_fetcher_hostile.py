@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 from agents.fetching.fetcher import CrawlEnded, FetchConfig, Fetcher
-from schemas.crawl import CrawlRequest, FetchErrorKind
+from schemas.crawl import CrawlRequest, FetchErrorKind, PageFetched
 
 PAGE_ZH = "<html><body><h1>活動訊息：市民講座與親子活動報名開始，歡迎踴躍參加</h1><p>最新消息與公告</p></body></html>" * 3
 BOMB = gzip.compress(b"\0" * (100 * 1024 * 1024), compresslevel=9)
@@ -157,6 +157,18 @@ async def test_429_with_retry_after_is_retried(hostile):
     assert seconds >= 1.0
 
 
+async def _fetch_each(handler, paths: list[str]) -> list[PageFetched]:
+    """One fetcher fetching each path in turn from a server that answers every path with `handler`."""
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handler)
+    runner, base = await _serve(app)
+    try:
+        async with Fetcher(_config()) as fetcher:
+            return [await fetcher.fetch(CrawlRequest(site="test", url=base + path, crawl_id="c")) for path in paths]
+    finally:
+        await runner.cleanup()
+
+
 async def test_a_retry_after_beyond_the_cap_fails_the_hosts_next_requests_without_asking_it():
     arrivals: list[str] = []
 
@@ -166,21 +178,12 @@ async def test_a_retry_after_beyond_the_cap_fails_the_hosts_next_requests_withou
             return web.Response(status=429, headers={"Retry-After": "3600"})
         return web.Response(text="<p>page</p>", content_type="text/html")
 
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", record)
-    runner, base = await _serve(app)
-    try:
-        async with Fetcher(_config()) as fetcher:
-            busy = await fetcher.fetch(CrawlRequest(site="test", url=base + "/busy", crawl_id="c"))
-            started = time.monotonic()
-            other = await fetcher.fetch(CrawlRequest(site="test", url=base + "/other", crawl_id="c"))
-            seconds = time.monotonic() - started
-    finally:
-        await runner.cleanup()
+    started = time.monotonic()
+    busy, other = await _fetch_each(record, ["/busy", "/other"])
     assert busy.error is FetchErrorKind.RATE_LIMITED and "Retry-After 3600s" in busy.error_detail
     # The host asked for an hour: its next page fails at once, and the server hears nothing more.
     assert other.error is FetchErrorKind.RATE_LIMITED and "asked for no request" in other.error_detail
-    assert arrivals == ["/robots.txt", "/busy"] and seconds < 1
+    assert arrivals == ["/robots.txt", "/busy"] and time.monotonic() - started < 1
 
 
 async def test_conditional_get_records_not_modified(hostile):
@@ -258,15 +261,7 @@ async def test_a_robots_txt_answered_429_holds_the_host_for_its_retry_after(monk
             return web.Response(text="User-agent: *\nAllow: /\n")
         return web.Response(text="<p>page</p>", content_type="text/html")
 
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", record)
-    runner, base = await _serve(app)
-    try:
-        async with Fetcher(_config()) as fetcher:
-            refused = await fetcher.fetch(CrawlRequest(site="test", url=base + "/first", crawl_id="c"))
-            page = await fetcher.fetch(CrawlRequest(site="test", url=base + "/first", crawl_id="c"))
-    finally:
-        await runner.cleanup()
+    refused, page = await _fetch_each(record, ["/first", "/first"])
     # A 429 is no "robots.txt missing" (which allows all): nothing is fetched while it cannot be read ...
     assert refused.error is FetchErrorKind.ROBOTS_DISALLOWED and "HTTP 429" in refused.error_detail
     # ... and the host is not asked again before its Retry-After has passed.
