@@ -79,6 +79,7 @@ app = ServingApp(
     # A group leader that joined while a restarted broker still reported its topics missing assigns nobody
     # any partition, and rejoins only when its metadata next shows them (aiokafka's default: after 5 min).
     consumer_metadata_max_age_ms=10_000,
+    stream_buffer_maxsize=settings.stream_buffer_events,
     broker_commit_every=500,
     broker_commit_interval=1.0,
     # Faust would otherwise import every module it finds; agents are loaded by streams.worker.
