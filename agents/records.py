@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
+import lxml.html
+
 from models.records.extraction import ExtractedRecord, Extraction, item_link, record_key
 from models.records.main_list import extract_records
 from models.records.witnesses import WITNESS_PAGES, Fingerprint, merged, page_fingerprint
@@ -64,12 +66,15 @@ def read_records(page: PageFetched, template: str = "", witness: Fingerprint = f
     started = time.monotonic()
     root = parse_html(page.body)
     # Before the extraction, which changes the tree.
-    links = frozenset(link_digest(link) for anchor in root.iter("a")
-                      if (link := item_link(page.final_url, anchor.get("href")))) if with_links and root is not None \
-        else frozenset()
+    links = _page_links(root, page.final_url) if with_links and root is not None else frozenset()
     extraction = extract_records(root, page.final_url, template, witness=witness)
     return PageRecords(page, extraction, record_messages(page, extraction.records),
                        round((time.monotonic() - started) * 1000, 2), links)
+
+
+def _page_links(root: lxml.html.HtmlElement, base_url: str) -> frozenset[str]:
+    return frozenset(link_digest(link) for anchor in root.iter("a")
+                     if (link := item_link(base_url, anchor.get("href"))))
 
 
 def link_digest(url: str) -> str:
