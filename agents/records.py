@@ -188,7 +188,8 @@ class ListTemplates:
         entry = self._entry(source)
         if reason in LATER_PAGE_REASONS or self._kept(entry):
             return Settled()
-        links_before = self._links_before(entry, page_links, extraction)
+        items = {link_digest(record.item_url) for record in extraction.records if record.item_url}
+        links_before = self._links_before(entry, page_links - items)
         if not extraction.template and entry:
             return Settled(links_before=links_before)
         kept = len(extraction.records) >= self.LOCKED_AT and not extraction.in_navigation
@@ -196,10 +197,9 @@ class ListTemplates:
         if not kept:
             # Kept from the first read showing links on (any read may begin them: what it shows counts as old).
             first = entry.get("page_links") or sorted(page_links)
-            # Once too many, unknown for good: starting them afresh would report items earlier choices read.
-            read = None if "read_links" in entry and entry["read_links"] is None else (
-                set(entry.get("read_links") or ()) | {link_digest(record.item_url)
-                                                      for record in extraction.records if record.item_url})
+            # Once too many (None), unknown for good: starting them afresh would report items earlier choices read.
+            read_before = entry.get("read_links", ())
+            read = None if read_before is None else set(read_before) | items
             settled |= {"page_links": first if len(first) <= self.MAX_LINKS else None,
                         "read_links": sorted(read) if read is not None and len(read) <= self.MAX_LINKS else None}
         if settled != entry:
@@ -208,14 +208,13 @@ class ListTemplates:
                        links_before=links_before)
 
     @staticmethod
-    def _links_before(entry: dict, page_links: frozenset[str], extraction: Extraction) -> frozenset[str] | None:
+    def _links_before(entry: dict, beside: frozenset[str]) -> frozenset[str] | None:
+        """`beside`: the page's links but its items'."""
         first, read = entry.get("page_links"), entry.get("read_links")
         if not first or read is None:
             return None
         # The same page grown, or another (a maintenance page first, the site's real page now — what it showed
         # says nothing of what is new): the links beside this read's items most of them those the page showed.
-        items = {link_digest(record.item_url) for record in extraction.records if record.item_url}
-        beside = page_links - items
         if len(beside.intersection(first)) * 2 < len(beside.union(first)):
             return None
         return frozenset(first).union(read)
