@@ -7,9 +7,10 @@ around one batched inference:
   unreadable homepage ends the episode, error) and its unvisited same-site links join the frontier;
 - `advance`, with the agent's logits for the page's links and the classifier's P(source) of a clicked page:
   a clicked page judged a source page — the classifier's evidence with the agent's h of the link clicked as
-  the prior (models.discovery.classifier.with_click_prior) — ends it found: the page goes to sources.found and
-  is requested again as a listing to read (reason "source": pagination, records, and from sources.found the
-  revisit watch list); otherwise, unless the click budget is spent, the agent's best link is clicked by the
+  the prior (models.discovery.classifier.with_click_prior) — is found: it goes to sources.found and is
+  requested again as a listing to read (reason "source": pagination, records, and from sources.found the
+  revisit watch list), and the episode ends there unless it may find more (settings.discovery_finds: a site's
+  events and its news); otherwise, unless the click budget is spent, the agent's best link is clicked by the
   rule it was evaluated with (models.discovery.agent.stored_choice: the learned stopping model where the agent has
   one, else Eq. 5's η). A click that could not
   be read is passed over.
@@ -59,10 +60,11 @@ def episode_key(crawl_id: str, site: str) -> str:
     return f"{crawl_id}\x00{site}"
 
 
-def open_for(homepage: PageFetched) -> DiscoveryEpisode:
-    """The episode a homepage's fetch opens; its budget is the crawl's pages less the homepage."""
+def open_for(homepage: PageFetched, max_finds: int = 1) -> DiscoveryEpisode:
+    """The episode a homepage's fetch opens, looking for `max_finds` source pages at most; its budget is the
+    crawl's pages less the homepage."""
     return DiscoveryEpisode(crawl_id=homepage.crawl_id,
-                            state=open_episode(homepage.site, homepage.url, max(homepage.max_pages - 1, 0)))
+                            state=open_episode(homepage.site, homepage.url, max(homepage.max_pages - 1, 0), max_finds))
 
 
 def prepare(episode: DiscoveryEpisode, page: PageFetched, policy: str) -> Step:
@@ -102,7 +104,6 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits
     if decision.click is not None:
         episode.last_hit = probability(decision.click.hit_logit) if decision.click.hit_logit is not None else 0.5
         step.click = _request(page, decision.click.url, decision.click.depth, "click")
-        return step
     if decision.found is not None:
         step.found = SourceFound(event_id=derived_event_id(page.event_id, "source"), site=page.site,
                                  url=page.final_url, crawl_id=page.crawl_id, kind="discovered",
@@ -112,7 +113,8 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits
                                         url=page.final_url, crawl_id=page.crawl_id, depth=page.depth,
                                         max_depth=page.depth, max_pages=page.max_pages, stop_at_ms=page.stop_at_ms,
                                         reason="source", source_url=page.final_url, referrer=page.url)
-    step.ended = _ended(episode, page, policy)
+    if state.end is not None:
+        step.ended = _ended(episode, page, policy)
     return step
 
 
@@ -133,4 +135,5 @@ def _ended(episode: DiscoveryEpisode, page: PageFetched, policy: str) -> Episode
     state = episode.state
     return EpisodeEnded(event_id=derived_event_id(page.event_id, "ended"), site=state.site,
                         crawl_id=episode.crawl_id, homepage=state.homepage, end=state.end, clicks=state.clicks,
-                        found=list(state.found), policy=policy, reason=state.reason, choices=state.choices)
+                        found=list(state.found), found_at=list(state.found_at), policy=policy, reason=state.reason,
+                        choices=state.choices)

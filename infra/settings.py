@@ -170,6 +170,9 @@ class Settings(BaseSettings):
     # (it stops where P(reachable) < 1 / (1 + cost)); empty: the cost it was fitted with (2). `eval discovery`
     # reports each cost's precision, recall and clicks on sites without a source page.
     discovery_miss_cost: float | None = Field(default=None, gt=0)
+    # Source pages one discovery episode looks for at most: after a find it goes on (the found list's own links
+    # left out) while its stopping rule expects another — a site's events and its news; 1 is first-hit stopping.
+    discovery_finds: int = Field(default=2, ge=1)
     # A find discovery judged a source page with a P(source page) below this is unsure: the API and the dashboard
     # show it as one to check, for a person's verdict (which then labels it for `retrain classifier`).
     find_sure_at: float = Field(default=FIND_SURE_AT, gt=0, le=1)

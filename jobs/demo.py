@@ -71,9 +71,11 @@ def evaluate_discovery(truth: dict, episodes: list[dict], seconds: float) -> dic
         true = sources.get(row["homepage"].rstrip("/"), set())
         scored.append(Episode(site=row["homepage"], negative=not true, clicks=row["clicks"], end=row["end"],
                               reached=[url for url in row["found"] if url in true],
-                              false_find=any(url not in true for url in row["found"])))
+                              false_find=any(url not in true for url in row["found"]), source_pages=len(true)))
     result = figures(scored)
     return {"episodes": len(episodes), "source_pages_found": sum(len(e.reached) for e in scored),
+            # Every page found, the false finds' too (an episode may find a site's events and its news).
+            "pages_found": len({url for row in episodes for url in row["found"]}),
             **{key: value for key, value in result.items() if key not in ("sites", "sites_with_source_pages")},
             "episodes_per_minute": round(len(episodes) / seconds * 60, 1) if seconds else None}
 

@@ -7,7 +7,9 @@ Each discovery episode carries the stopping model's view of every choice it made
   every choice — the episode that gave up, spent its budget or ended on another page should have gone on;
 - a site verdict saying the site has none: no choice could reach one;
 - else a verdict that the page an episode found is a source page (`POST /api/v1/sources/{id}/verdict`): every
-  choice on its way could. A find judged wrong labels nothing by itself (whether another page was reachable is
+  choice on its way could.
+Where a source page was reachable, the choices an episode made past its first find (looking for another: a
+site's events and its news) are left out: whether another was there no verdict says. A find judged wrong labels nothing by itself (whether another page was reachable is
   not known), nor does an episode no one judged.
 The latest verdict of a site (of a page) counts. The candidate is fitted on the samples the agent's own stopping
 model was fitted on (its file keeps them: out-of-fold choices on the labelled sites, and a fine-tuned agent's
@@ -94,7 +96,9 @@ def verdict_samples(episodes: Sequence[EpisodeEnded], site_verdicts: Sequence[Si
             unlabelled += 1
             continue
         labelled[how] = labelled.get(how, 0) + 1
-        samples += [(episode.site, tuple(choice), reachable) for choice in episode.choices]
+        # Past its first find an episode looked for another source page, which no verdict says was there.
+        choices = episode.choices[:episode.found_at[0]] if reachable and episode.found_at else episode.choices
+        samples += [(episode.site, tuple(choice), reachable) for choice in choices]
     return VerdictSamples(samples, labelled, unlabelled)
 
 

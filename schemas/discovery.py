@@ -18,6 +18,8 @@ class EpisodeEnded(CrawlScoped):
     end: str
     clicks: int
     found: list[str] = Field(default_factory=list)
+    # The clicks spent when each was found (an episode may go on past its first find; empty before it could).
+    found_at: list[int] = Field(default_factory=list)
     # The agent and classifier that ran it, e.g. their files' training records.
     policy: str
     reason: str = ""

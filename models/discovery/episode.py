@@ -1,5 +1,6 @@
 """One discovery episode: from a homepage, click until the policy stops, the click budget is spent, or (first-hit
-stopping) a source page is reached; and DESIGN.md's figures over a set of episodes.
+stopping) a source page is reached — or, where an episode may find several (a site's events and its news), its
+last; and DESIGN.md's figures over a set of episodes.
 
 The episode's core is pure and serialisable (`EpisodeState` and the steps below), and it is the one both the
 stream (agents.discovery, one fetched page at a time through Kafka, the state in a Faust table) and the offline
@@ -9,8 +10,10 @@ evaluation and training (`run_episode`, fetching as it goes) run:
 - `see_links`: the page's unvisited same-site links (frames and iframes included) join the frontier; a link
   keeps the text, tag path, depth and order of its first sight; those on this page come back, once each, in
   document order (the page the agent scores them on, as it was trained);
-- `decide`: a page judged a source page ends the episode found; else, unless the budget is spent, the policy
-  picks the next click from the frontier, or stops.
+- `decide`: a page judged a source page ends the episode found — unless it may find more: then the links the
+  found list owns leave the frontier (its pager, its items: the same list, not another) and the episode goes
+  on as from any page, the policy's stop ending it found —; else, unless the budget is spent, the policy picks
+  the next click from the frontier, or stops.
 Whether a page is a source page is the caller's: the labels offline, the classifier in the stream.
 """
 
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
+from models.discovery.data import normalized_path
 from models.discovery.policies import Candidate, DiscoveryPolicy
 from models.web.links import canonical_url, every_way_on
 from schemas.links import Anchor
@@ -56,6 +60,8 @@ class EpisodeState(BaseModel):
     site: str
     homepage: str
     max_clicks: int
+    # Source pages it looks for at most (1: first-hit stopping).
+    max_finds: int = 1
     clicks: int = 0
     # Clicks from the homepage to the page landed on last.
     depth: int = 0
@@ -67,6 +73,8 @@ class EpisodeState(BaseModel):
     # url → the click whose page it was first seen on (−1: the homepage)
     found_on: dict[str, int] = Field(default_factory=dict)
     found: list[str] = Field(default_factory=list)
+    # The clicks spent when each was found.
+    found_at: list[int] = Field(default_factory=list)
     # The stopping model's view (models.discovery.stopping.stop_features) of each choice the policy made, a click
     # or its stop, in order: with people's verdicts on the episode's site, samples for retraining that model.
     choices: list[list[float]] = Field(default_factory=list)
@@ -77,7 +85,8 @@ class EpisodeState(BaseModel):
 
 @dataclass(frozen=True)
 class Decision:
-    """What `decide` concluded: a link to click, or the episode's end (found: the page it ended on)."""
+    """What `decide` concluded: a link to click, or the episode's end; found: the page landed on was judged a
+    source page (the episode ends there, or goes on to the click where it may find more)."""
 
     click: FrontierLink | None = None
     found: str | None = None
@@ -88,8 +97,9 @@ class Decision:
 Choose = Callable[[list[FrontierLink], list[FrontierLink]], "FrontierLink | str | None"]
 
 
-def open_episode(site: str, homepage: str, max_clicks: int) -> EpisodeState:
-    return EpisodeState(site=site, homepage=homepage, max_clicks=max_clicks, visited=[canonical_url(homepage)])
+def open_episode(site: str, homepage: str, max_clicks: int, max_finds: int = 1) -> EpisodeState:
+    return EpisodeState(site=site, homepage=homepage, max_clicks=max_clicks, max_finds=max_finds,
+                        visited=[canonical_url(homepage)])
 
 
 def land(state: EpisodeState, final_url: str, refresh: str | None) -> str | None:
@@ -128,23 +138,53 @@ def see_links(state: EpisodeState, anchors: Sequence[Anchor]) -> list[FrontierLi
 def decide(state: EpisodeState, landed_url: str, is_source: bool, on_page: list[FrontierLink],
            choose: Choose) -> Decision:
     """After landing on a page (and seeing its links): found, budget spent, the policy's stop, or its click."""
+    found = None
     if is_source:
-        state.found.append(landed_url)
-        end(state, "found")
-        return Decision(found=landed_url)
+        # A page found before, reached again by another of its URLs (/events, /events/index.html), is no new find.
+        if listing_path(landed_url) not in {listing_path(url) for url in state.found}:
+            found = landed_url
+            state.found.append(landed_url)
+            state.found_at.append(state.clicks)
+        # Found at the homepage (a refresh to its news page): every link is the found page's; nothing to go on with.
+        if len(state.found) >= state.max_finds or not state.clicked:
+            end(state, "found")
+            return Decision(found=found)
+        _leave_out_the_found_lists_own(state, landed_url)
+        on_page = [link for link in on_page if link.url in state.frontier]
     if state.clicks >= state.max_clicks:
-        end(state, "budget", f"{state.clicks} clicks")
-        return Decision()
+        _end_unless_found(state, "budget", f"{state.clicks} clicks")
+        return Decision(found=found)
     choice = choose(on_page, list(state.frontier.values())) if state.frontier else "no link left"
     if choice is None or isinstance(choice, str):
-        end(state, "stop", choice or "the policy stopped")
-        return Decision()
+        _end_unless_found(state, "stop", choice or "the policy stopped")
+        return Decision(found=found)
     del state.frontier[choice.url]
     state.visited.append(choice.url)
     state.clicked.append(choice.url)
     state.clicks += 1
     state.depth = choice.depth
-    return Decision(click=choice)
+    return Decision(click=choice, found=found)
+
+
+def listing_path(url: str) -> str:
+    """A page's path as one listing's (a site's pages compared): its index document and trailing slash dropped."""
+    return normalized_path(url).rstrip("/")
+
+
+def _leave_out_the_found_lists_own(state: EpisodeState, found_url: str) -> None:
+    """The links a found list owns leave the frontier — those first seen on it (its pager, its items), its own
+    other URLs, and those under its path (its items, linked from elsewhere too: the homepage's latest events) —
+    so that what the episode clicks next may be another listing."""
+    page, own = len(state.clicked) - 1, listing_path(found_url)
+    for url in list(state.frontier):
+        path = listing_path(url)
+        if state.found_on.get(url) == page or path == own or path.startswith(own + "/"):
+            del state.frontier[url]
+
+
+def _end_unless_found(state: EpisodeState, how: str, reason: str) -> None:
+    """The end of an episode that may have found a source page before: found, the reason it looked no further."""
+    end(state, "found" if state.found else how, f"found, then {how}: {reason}" if state.found else reason)
 
 
 def end(state: EpisodeState, how: str, reason: str = "") -> None:
@@ -160,7 +200,7 @@ class Episode:
     reached: list[str] = field(default_factory=list)
     # found, stop (the policy stopped), budget, error (the homepage could not be read)
     end: str = "budget"
-    # Ended found on a page judged a source page that is not one (judged episodes only).
+    # Found a page judged a source page that is not one (judged episodes only).
     false_find: bool = False
     # The clicks (their indices) on the way from the homepage to the source page reached, in order: the
     # clicks whose pages hold the next link of the way, not detours through other pages.
@@ -171,14 +211,16 @@ class Episode:
     reason: str = ""
     # The P(source page) the judge gave the page it ended found on (judged episodes only): a find's confidence.
     find_score: float | None = None
+    # The site's source pages as labelled (0 where the caller does not know them).
+    source_pages: int = 0
 
 
 async def run_episode(policy: DiscoveryPolicy, site: str, homepage: str, fetch: Fetch,
                       is_source: Callable[[str], bool], negative: bool, max_steps: int = 10,
-                      seed: int = 0) -> Episode:
+                      seed: int = 0, max_finds: int = 1) -> Episode:
     """One episode offline, fetching as it goes, on the same core as the stream; the policy chooses."""
     policy.reset(seed)
-    state = open_episode(site, homepage, max_steps)
+    state = open_episode(site, homepage, max_steps, max_finds)
     chosen: dict[str, Candidate] = {}  # one Candidate per link: policies may key their state on it
 
     def choose(on_page: list[FrontierLink], frontier: list[FrontierLink]) -> FrontierLink | None:
@@ -213,8 +255,8 @@ async def _fetch(fetch: Fetch, url: str) -> tuple[str, str, str | None, list[Anc
 def _result(state: EpisodeState, negative: bool) -> Episode:
     episode = Episode(state.site, negative, clicks=state.clicks, reached=list(state.found), end=state.end or "budget",
                       clicked=list(state.clicked), reason=state.reason)
-    if state.found and state.clicked:
-        episode.way = _way(len(state.clicked) - 1, state.clicked, state.found_on)
+    if state.found and state.found_at[0] > 0:  # the way to its first find
+        episode.way = _way(state.found_at[0] - 1, state.clicked, state.found_on)
     return episode
 
 
@@ -228,14 +270,18 @@ def _way(last: int, clicked: list[str], found_on: dict[str, int]) -> list[int]:
 def figures(episodes: Sequence[Episode]) -> dict:
     """Precision = source pages reached / clicks, recall = episodes that reached one / sites that have one,
     unit cost = clicks / source pages reached (over sites with a source page); clicks spent on sites
-    without one (mean)."""
+    without one (mean); where the episodes know their sites' labelled source pages, the share of them
+    reached."""
     positive = [e for e in episodes if not e.negative]
     negative = [e for e in episodes if e.negative]
     reached = sum(len(e.reached) for e in positive)
     clicks = sum(e.clicks for e in positive)
+    labelled = sum(e.source_pages for e in positive)
     return {
         "precision": round(reached / clicks, 4) if clicks else None,
         "recall": round(sum(1 for e in positive if e.reached) / len(positive), 4) if positive else None,
+        # Of the source pages the labels know (a site's events and its news), the share reached.
+        "source_pages_reached": round(reached / labelled, 4) if labelled else None,
         "unit_cost": round(clicks / reached, 4) if reached else None,
         "clicks_on_negative_sites": round(sum(e.clicks for e in negative) / len(negative), 4) if negative else None,
         "sites": len(episodes),

@@ -202,32 +202,34 @@ class _AgentRun:
 
 
 async def _test(policy: DiscoveryPolicy, test: list, sites: list, homepages: dict[str, str], fetch: Fetch,
-                max_steps: int, episodes: dict[str, Episode]) -> None:
+                max_steps: int, episodes: dict[str, Episode], max_finds: int = 1) -> None:
     for site in test:
-        episodes[site.name] = await run_episode(policy, site.name, homepages[site.name], fetch, site.is_source,
-                                                site.negative, max_steps, seed=sites.index(site))
+        episode = await run_episode(policy, site.name, homepages[site.name], fetch, site.is_source, site.negative,
+                                    max_steps, seed=sites.index(site), max_finds=max_finds)
+        episode.source_pages = len(site.source_paths)
+        episodes[site.name] = episode
 
 
 async def _test_agent(agent: RLCrawler, test: list, sites: list, homepages: dict[str, str], fetch: Fetch,
                       max_steps: int, classifier: SourcePageClassifier, run: _AgentRun,
-                      eq5_eta: float | None = None, stopper: StoppingModel | None = None) -> None:
+                      eq5_eta: float | None = None, stopper: StoppingModel | None = None, max_finds: int = 1) -> None:
     if eq5_eta is not None:
         eta, agent.eta = agent.eta, eq5_eta
-        await _test(agent, test, sites, homepages, fetch, max_steps, run.eq5_episodes)
+        await _test(agent, test, sites, homepages, fetch, max_steps, run.eq5_episodes, max_finds)
         agent.eta = eta
     own = agent.stopper
     if stopper is not None:
         await _unstopped(agent, stopper, test, homepages, fetch, max_steps, run)
         agent.stopper = stopper
-        await _test(agent, test, sites, homepages, fetch, max_steps, run.learned_episodes)
+        await _test(agent, test, sites, homepages, fetch, max_steps, run.learned_episodes, max_finds)
     elif own is not None:  # a saved agent with its own stopping model: its stop points, as the folds' are
         await _unstopped(agent, own, test, homepages, fetch, max_steps, run)
     # As the stream runs it: the learned stop where there is one, and the classifier deciding where an episode ends.
-    run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps)
+    run.judged += await judged_episodes(agent, classifier, test, homepages, fetch, max_steps, max_finds)
     agent.stopper = own
     run.fixed_steps += await greedy_episodes(agent, test, homepages, fetch, FIXED_STEPS)
     run.eta.append(agent.eta)
-    await _test(agent, test, sites, homepages, fetch, max_steps, run.episodes)
+    await _test(agent, test, sites, homepages, fetch, max_steps, run.episodes, max_finds)
 
 
 async def _unstopped(agent: RLCrawler, stopper: StoppingModel, test: list, homepages: dict[str, str],
@@ -244,7 +246,8 @@ async def _unstopped(agent: RLCrawler, stopper: StoppingModel, test: list, homep
 
 async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, policies: list[str], max_steps: int,
                     folds: int | None, fold_seed: int, model: Path | None, config: PretrainConfig,
-                    progress: Callable[[str], None] | None, finetuning: Finetuning | None = None) -> dict:
+                    progress: Callable[[str], None] | None, finetuning: Finetuning | None = None,
+                    max_finds: int = 1) -> dict:
     results: dict[str, dict] = {}
     if "rl" in policies and folds:
         folders = [site.folder.root.parent for site in sites]
@@ -261,7 +264,7 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                     policy = _policy(name, None if learning else model)
                     if learning:
                         policy.fit(*await _training_data(train, homepages, fetch))
-                    await _test(policy, test, sites, homepages, fetch, max_steps, episodes)
+                    await _test(policy, test, sites, homepages, fetch, max_steps, episodes, max_finds)
                 results[name] = {"episodes": [episodes[site.name] for site in sites]}
             else:
                 pretrained, finetuned = _AgentRun(), _AgentRun()
@@ -273,7 +276,7 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                     if learning:
                         pretrained.learning_curve.append(curve)
                     await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, pretrained,
-                                      curve[-1].get("eta_eq5"), curve[-1].get("stopper"))
+                                      curve[-1].get("eta_eq5"), curve[-1].get("stopper"), max_finds)
                     if learning and web is not None:
                         finetuned.finetuning_curve.append(await finetune(
                             agent, web.sites, web.homepages | homepages, web.fetch, rewards.trained_on(train),
@@ -286,7 +289,7 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                             if config.stop_rule == "learned":
                                 agent.stopper = stopper
                         await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, finetuned,
-                                          stopper=stopper)
+                                          stopper=stopper, max_finds=max_finds)
                 results[name] = pretrained.report(sites)
                 if finetuned.episodes:
                     results[FINETUNED] = finetuned.report(sites)
@@ -344,7 +347,8 @@ def _mean_curve(histories: list[list[dict]]) -> list[dict]:
 def evaluate_discovery(paths: list[Path], policies: list[str], max_steps: int = 10, folds: int | None = None,
                        fold_seed: int = 0, model: Path | None = None, config: PretrainConfig = PretrainConfig(),
                        progress: Callable[[str], None] | None = None,
-                       simweb: tuple[int, int] | None = None, finetuning: Finetuning | None = None) -> dict:
+                       simweb: tuple[int, int] | None = None, finetuning: Finetuning | None = None,
+                       max_finds: int = 1) -> dict:
     """Each policy's figures over one episode per site. With `folds` a learning policy is trained on the other
     folds' sites (site-grouped cross-validation), and with `finetuning` the RL agent of each fold is then
     fine-tuned and tested again (reported as FINETUNED). Without folds, the RL agent is the shipped one (or
@@ -364,22 +368,22 @@ def evaluate_discovery(paths: list[Path], policies: list[str], max_steps: int = 
         if simweb:
             async with simulated_web(*simweb) as (sites, homepages, fetch):
                 return await _episodes(sites, homepages, fetch, policies, max_steps, folds, fold_seed,
-                                              model, config, progress)
+                                       model, config, progress, max_finds=max_finds)
         sites = load_sites(paths)
         if not sites:
             raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
         async with served(sites) as (homepages, fetch):
             return await _episodes(sites, homepages, fetch, policies, max_steps, folds, fold_seed, model, config,
-                                   progress, finetuning)
+                                   progress, finetuning, max_finds)
 
     results = asyncio.run(run())
-    protocol = _protocol(policies, folds, model, simweb, finetuning)
-    return {name: _report(**result) for name, result in results.items()} | {"max_steps": max_steps,
-                                                                              "protocol": protocol}
+    protocol = _protocol(policies, folds, model, simweb, finetuning, max_finds)
+    return {name: _report(**result) for name, result in results.items()} | {
+        "max_steps": max_steps, "max_finds": max_finds, "protocol": protocol}
 
 
 def _protocol(policies: list[str], folds: int | None, model: Path | None, simweb: tuple[int, int] | None,
-              finetuning: Finetuning | None) -> str:
+              finetuning: Finetuning | None, max_finds: int = 1) -> str:
     where = f"the simulated web ({simweb[0]} sites, seed {simweb[1]}); " if simweb else ""
     if not folds:
         how = (f"rl: {model} held out; " if "rl" in policies else "") + "qlearning untrained (online learning only)"
@@ -391,7 +395,8 @@ def _protocol(policies: list[str], folds: int | None, model: Path | None, simweb
                     + (", its training sites rehearsed" if finetuning.rehearse else "")
                     + f"; its learned stopping model also fitted on its own choices on {STOPPING_WEB_SITES} "
                       f"simulated sites of seed {STOPPING_WEB_SEED}")
-    return "first-hit stopping, ε = 0; " + where + how
+    stopping = "first-hit stopping" if max_finds == 1 else f"up to {max_finds} source pages a site"
+    return f"{stopping}, ε = 0; " + where + how
 
 
 def _report(episodes: list[Episode], **details) -> dict:

@@ -1,6 +1,6 @@
 """The RL agent as the stream runs it: episodes that end where the classifier judges a page a source page
 (with the agent's h of the clicked link as the prior), not where the labels say one is. A judged page counts as reached
-only when the labels agree; `false_finds` counts episodes that ended on a page the labels say is not one.
+only when the labels agree; `false_finds` counts episodes with a find the labels say is no source page.
 
 With cross-validation the classifier of each fold is trained on the fold's training sites (the pages are
 encoded once for all folds); held out, it is the shipped classifier or the one in settings.
@@ -48,14 +48,16 @@ class FoldClassifiers:
 
 
 async def judged_episodes(agent: RLCrawler, classifier: SourcePageClassifier, sites: Sequence[LabelledSite],
-                          homepages: dict[str, str], fetch: Fetch, max_steps: int) -> list[Episode]:
+                          homepages: dict[str, str], fetch: Fetch, max_steps: int,
+                          max_finds: int = 1) -> list[Episode]:
     judge = PageJudge(classifier, fetch, prior=lambda: agent.last_hit_score)
     episodes = []
     for site in sites:
         episode = await run_episode(agent, site.name, homepages[site.name], judge.fetch, judge, site.negative,
-                                    max_steps)
+                                    max_steps, max_finds=max_finds)
         true = [url for url in episode.reached if site.is_source(url)]
-        episode.false_find = bool(episode.reached) and not true
+        episode.false_find = len(true) < len(episode.reached)
+        episode.source_pages = len(site.source_paths)
         episode.find_score = judge.judged.get(episode.reached[0]) if episode.reached else None
         episode.reached = true
         episodes.append(episode)

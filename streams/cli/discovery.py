@@ -123,6 +123,9 @@ class EvalDiscovery(Command):
         parser.add_argument("--policy", nargs="+", metavar="NAME",
                             help="policies to run (default: rl, bfs, random, keyword, qlearning)")
         parser.add_argument("--max-steps", type=int, default=10, help="click budget per site")
+        parser.add_argument("--finds", type=int, default=1, metavar="K",
+                            help="source pages an episode looks for at most (default 1: first-hit stopping; the "
+                                 "stream's SOURCEWATCH_DISCOVERY_FINDS)")
         protocol = parser.add_mutually_exclusive_group()
         protocol.add_argument("--folds", type=int, help="train the learning policies by site-grouped CV, K folds")
         protocol.add_argument("--model", help="the RL agent to evaluate (default: the shipped one)")
@@ -145,6 +148,8 @@ class EvalDiscovery(Command):
 
         if not args.sites and not args.simweb:
             raise CommandError("eval discovery needs --sites DIR… or --simweb N")
+        if args.finds < 1:
+            raise CommandError("--finds must be at least 1")
         if args.verdicts:
             return _eval_stopping_verdicts(args)
         policies = args.policy or list(POLICIES)
@@ -157,7 +162,7 @@ class EvalDiscovery(Command):
                                         pretrain_config(args),
                                         progress=lambda name: print(f"  {name} done", file=sys.stderr),
                                         simweb=(args.simweb, args.simweb_seed) if args.simweb else None,
-                                        finetuning=finetuning(args))
+                                        finetuning=finetuning(args), max_finds=args.finds)
         except (NoSites, FileNotFoundError, ModelVersionError, BrowserUnavailable) as error:
             raise CommandError(str(error)) from None
         if args.plot and "rl" in result:
@@ -173,7 +178,8 @@ class EvalDiscovery(Command):
         for name in [name for name in (*policies, FINETUNED) if name in result]:
             f = result[name]
             print(f"  {name:<12} precision {f['precision']}, recall {f['recall']}, unit cost {f['unit_cost']}, "
-                  f"clicks on sites without one {f['clicks_on_negative_sites']}")
+                  f"clicks on sites without one {f['clicks_on_negative_sites']}, labelled source pages reached "
+                  f"{f['source_pages_reached']}")
             for k, fixed in f.get("fixed_steps", {}).items():
                 print(f"    {k} fixed click(s): precision {fixed['precision']}, recall {fixed['recall']}, unit "
                       f"cost {fixed['unit_cost']}, clicks on sites without one {fixed['clicks_on_negative_sites']}")
@@ -185,7 +191,8 @@ class EvalDiscovery(Command):
             if "judged_by_classifier" in f:
                 judged = f["judged_by_classifier"]
                 print(f"    ended by the classifier (as the stream runs it): precision {judged['precision']}, recall "
-                      f"{judged['recall']}, unit cost {judged['unit_cost']}, {judged['false_finds']} false finds")
+                      f"{judged['recall']}, unit cost {judged['unit_cost']}, {judged['false_finds']} false finds, "
+                      f"labelled source pages reached {judged['source_pages_reached']}")
             if "stopping_calibration" in f:
                 calibration = f["stopping_calibration"]
                 print(f"    stopping model on {calibration['choices']} held-out choices: Brier {calibration['brier']}")

@@ -87,7 +87,10 @@ def test_figures_pool_clicks_and_count_recall_per_site():
                 Episode("c", True, 1, [], "stop")]
     assert figures(episodes) | {"ends": None} == {
         "precision": 0.2, "recall": 0.5, "unit_cost": 5.0, "clicks_on_negative_sites": 1.0, "sites": 3,
-        "sites_with_source_pages": 2, "ends": None, "false_finds": 0}
+        "sites_with_source_pages": 2, "ends": None, "false_finds": 0, "source_pages_reached": None}
+    # Where the episodes know their sites' labelled source pages: the share reached (site a has two).
+    episodes[0].source_pages, episodes[1].source_pages = 2, 1
+    assert figures(episodes)["source_pages_reached"] == round(1 / 3, 4)
 
 
 def test_eval_discovery_on_the_real_sites(data_dir, tmp_path):

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from agents.item_times import FIRST_READ_ITEMS
+from infra.settings import Settings
 from infra.site_server import serving_sites
 from tests.conftest import cli_json, run_cli
 from tests.integration.test_discovery_eval import _site
@@ -31,6 +32,18 @@ def _club_pages() -> dict[str, str]:
         "events/index.html": f"{NAV}<h1>Upcoming events</h1><ul class=\"events\">{EVENTS}</ul>",
     }
     pages |= {f"events/meetup-{n}.html": f"{NAV}<h1>Monthly meetup #{n}</h1><p>Talks.</p>" for n in range(1, 10)}
+    return pages
+
+
+def _society_pages() -> dict[str, str]:
+    """A site with an events page and a news page, both in its menu."""
+    nav = NAV.replace('<li><a href="/contact/">', '<li><a href="/news/">News</a></li><li><a href="/contact/">')
+    news = "".join(f'<li><a href="/news/post-{n}.html">Club news #{n}: new members and a new venue</a> '
+                   f'<span class="date">2026-{n:02d}-02</span> <p>What happened this month.</p></li>'
+                   for n in range(1, 10))
+    pages = {path: body.replace(NAV, nav) for path, body in _club_pages().items()}
+    pages["news/index.html"] = f"{nav}<h1>Latest news</h1><ul class=\"news\">{news}</ul>"
+    pages |= {f"news/post-{n}.html": f"{nav}<h1>Club news #{n}</h1><p>News.</p>" for n in range(1, 10)}
     return pages
 
 
@@ -87,8 +100,8 @@ def test_discover_finds_the_event_page_through_kafka_and_hands_it_on(pipeline_en
                   "GROUP BY policy ORDER BY policy", pipeline_env)
     # (The shell has no links; the moved site's homepage only refreshes — followed, not scored — and its
     # refresh page and events page have theirs.)
-    assert [(row["policy"], row["pages"]) for row in scored] == [("bfs", 2),
-                                                                 ("rl", 2 + found["clicks"] + none["clicks"] + 2)]
+    assert [(row["policy"], row["pages"]) for row in scored] == [
+        ("bfs", 2), ("rl", 1 + found["clicks"] + 1 + none["clicks"] + 1 + refreshed["clicks"])]
     assert scored[1]["unscored"] == 0
     fetched = {row["reason"]: row["n"] for row in _sql("SELECT reason, count() AS n FROM fetches GROUP BY reason "
                                                         "ORDER BY reason", pipeline_env)}
@@ -108,8 +121,8 @@ def test_discover_refuses_what_is_not_a_homepage_url(pipeline_env):
 
 def test_the_stream_clicks_what_the_offline_evaluation_clicks(pipeline_env, tmp_path):
     """One episode core: the same served sites through Kafka and through the offline evaluation's episode (the
-    shipped agent, the shipped classifier judging where an episode ends, as the stream does) click the same
-    pages in the same order and end the same way."""
+    shipped agent, the shipped classifier judging where an episode ends, as the stream does, looking for as many
+    source pages as the stream's setting) click the same pages in the same order and end the same way."""
     import asyncio
 
     import aiohttp
@@ -138,11 +151,15 @@ def test_the_stream_clicks_what_the_offline_evaluation_clicks(pipeline_env, tmp_
             judge = PageJudge(classifier, fetch, prior=lambda: agent.last_hit_score)
             episodes = {}
             for name, homepage in homepages.items():
-                episode = await run_episode(agent, name, homepage, judge.fetch, judge, False, max_steps=3)
+                episode = await run_episode(agent, name, homepage, judge.fetch, judge, False, max_steps=3,
+                                            max_finds=finds)
                 episodes[name] = (episode.clicked, episode.end)
             return episodes
 
-    with serving_sites([club, shop, moved], env=pipeline_env) as homepages:
+    society = _site(tmp_path, "society", _society_pages(), ["events/index.html", "news/index.html"])
+    # The stream's setting (pipeline_env sets none: its default).
+    finds = Settings.model_fields["discovery_finds"].default
+    with serving_sites([club, shop, moved, society], env=pipeline_env) as homepages:
         streamed = cli_json(["discover", *homepages.values(), "--max-clicks", "3"], pipeline_env)
         evaluated = asyncio.run(offline(homepages))
     for name, homepage in homepages.items():
@@ -151,3 +168,7 @@ def test_the_stream_clicks_what_the_offline_evaluation_clicks(pipeline_env, tmp_
                       f"AND depth > 0 AND startsWith(url, '{origin}') ORDER BY fetched_at", pipeline_env)
         [episode] = [e for e in streamed["episodes"] if e["homepage"].rstrip("/") == origin]
         assert ([row["url"] for row in clicks], episode["end"]) == evaluated[name], name
+    # Looking for two, the episode on the site with an events and a news page found both.
+    [society_episode] = [e for e in streamed["episodes"] if e["homepage"].rstrip("/") == homepages["society"].rstrip("/")]
+    assert sorted(society_episode["found"]) == [homepages["society"].rstrip("/") + "/events/",
+                                                homepages["society"].rstrip("/") + "/news/"], society_episode

@@ -108,16 +108,17 @@ def test_new_items_count_as_found_between_the_reads_by_the_time_of_the_read_that
 def test_discovery_episodes_are_scored_with_the_offline_evaluations_figures():
     from jobs.demo import evaluate_discovery
 
-    truth = {"a": {"homepage": "http://a/", "source_pages": [{"url": "http://a/events"}]},
+    truth = {"a": {"homepage": "http://a/", "source_pages": [{"url": "http://a/events"}, {"url": "http://a/news"}]},
              "b": {"homepage": "http://b/", "source_pages": []},
              "c": {"homepage": "http://c/", "source_pages": [{"url": "http://c/news"}]}}
-    episodes = [{"homepage": "http://a/", "clicks": 2, "end": "found", "found": ["http://a/events"]},
+    # Site a's episode found its events and its news.
+    episodes = [{"homepage": "http://a/", "clicks": 2, "end": "found", "found": ["http://a/events", "http://a/news"]},
                 {"homepage": "http://b", "clicks": 1, "end": "found", "found": ["http://b/about"]},
                 {"homepage": "http://c/", "clicks": 3, "end": "stop", "found": []}]
     assert evaluate_discovery(truth, episodes, seconds=30) == {
-        "episodes": 3, "source_pages_found": 1, "precision": 0.2, "recall": 0.5, "unit_cost": 5.0,
-        "clicks_on_negative_sites": 1.0, "ends": {"found": 2, "stop": 1, "budget": 0, "error": 0},
-        "false_finds": 1, "episodes_per_minute": 6.0}
+        "episodes": 3, "source_pages_found": 2, "pages_found": 3, "precision": 0.4, "recall": 0.5,
+        "source_pages_reached": 0.6667, "unit_cost": 2.5, "clicks_on_negative_sites": 1.0,
+        "ends": {"found": 2, "stop": 1, "budget": 0, "error": 0}, "false_finds": 1, "episodes_per_minute": 6.0}
 
 
 def test_revisits_are_scored_per_week_beside_fixed_intervals_on_the_same_ticks():

@@ -63,6 +63,39 @@ def test_the_best_link_is_clicked_and_a_source_page_ends_the_episode_found():
     assert again.ended is None and again.click is None and episode.state.clicks == 2
 
 
+def test_an_episode_that_may_find_two_goes_on_past_the_found_pages_own_links():
+    home = page(HOME, 0, "about events news")
+    episode = open_for(home, max_finds=2)
+    step_on(episode, home, {"about": 0.2, "events": 0.9, "news": 0.7})
+    # The events list is found; its pager's link scores best, but it is the found list's own: the news link is
+    # clicked, in the same step that reports the find.
+    step = step_on(episode, page("http://e.org/events/", 1, "page-2"), {"page-2": 0.95}, page_probability=0.9)
+    assert step.found.url == "http://e.org/events/" and step.read_source.source_url == "http://e.org/events/"
+    assert step.click.url == "http://e.org/news/" and step.ended is None
+    assert set(episode.state.frontier) == {"http://e.org/about/"}
+    step = step_on(episode, page("http://e.org/news/", 1), page_probability=0.8)
+    assert step.found.url == "http://e.org/news/" and step.click is None
+    assert (step.ended.end, step.ended.clicks, step.ended.found) == (
+        "found", 2, ["http://e.org/events/", "http://e.org/news/"])
+    assert step.ended.unit_cost == 1.0
+
+
+def test_after_a_find_the_policys_stop_ends_the_episode_found():
+    home = page(HOME, 0, "about events")
+    episode = open_for(home, max_finds=2)
+    step_on(episode, home, {"about": 0.2, "events": 0.9})
+    # Nothing else is likely a source page (About at 0.2, below η 0.3): found, and no click more.
+    step = step_on(episode, page("http://e.org/events/", 1), page_probability=0.9)
+    assert step.found.url == "http://e.org/events/" and step.click is None
+    assert (step.ended.end, step.ended.clicks, step.ended.found) == ("found", 1, ["http://e.org/events/"])
+    assert step.ended.reason.startswith("found, then stop: ")
+    # With one find to look for (first-hit stopping), the same site ends at the find without a look further.
+    first_hit = open_for(home)
+    step_on(first_hit, home, {"about": 0.2, "events": 0.9})
+    step = step_on(first_hit, page("http://e.org/events/", 1), page_probability=0.9)
+    assert (step.ended.end, step.ended.reason, step.click) == ("found", "", None)
+
+
 def test_the_click_prior_and_the_page_evidence_add_as_log_odds():
     assert with_click_prior(0.5, 0.9) == pytest.approx(0.9)
     assert with_click_prior(0.2, 0.8) == pytest.approx(0.5)

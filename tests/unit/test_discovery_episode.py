@@ -100,3 +100,40 @@ def test_the_frontier_stops_growing_at_its_cap():
     on_page = see_links(state, many)
     assert len(state.frontier) == len(on_page) == MAX_FRONTIER
     assert on_page[-1].url == f"http://e.org/p{MAX_FRONTIER - 1}/"  # the first seen are kept
+
+
+def test_an_episode_looking_for_two_finds_the_news_beside_the_events_not_the_events_own_pages():
+    # The homepage shows the next event too, and links the events by another URL in its footer.
+    pages = {"http://t.org/": '<a href="/events/">Events</a> <a href="/events/talk-1/">Talk 1</a> '
+                              '<a href="/news/">News</a> <a href="/events/index.html">All events</a>',
+             "http://t.org/events/": '<a href="/events/page/2/">Next</a>', "http://t.org/news/": "<p>news</p>"}
+
+    async def fetch_two(url: str) -> tuple[str, str]:
+        return url, pages.get(url.replace("index.html", ""), "")
+
+    # A judge that would take the events' next page, their other URL and an event for source pages too.
+    def is_source(url: str) -> bool:
+        return url.rstrip("/").rsplit("/", 1)[-1] in ("events", "index.html", "talk-1", "news", "2")
+
+    order = ["http://t.org/events/page/2/", "http://t.org/events/", "http://t.org/events/index.html",
+             "http://t.org/events/talk-1/", "http://t.org/news/"]
+    both = asyncio.run(run_episode(Scripted(order), "t.org", "http://t.org/", fetch_two, is_source, False,
+                                   max_finds=2))
+    assert both.reached == ["http://t.org/events/", "http://t.org/news/"] and both.clicks == 2
+    assert both.end == "found" and both.way == [0]  # the way to its first find
+    first_hit = asyncio.run(run_episode(Scripted(order), "t.org", "http://t.org/", fetch_two, is_source, False))
+    assert first_hit.reached == ["http://t.org/events/"] and first_hit.clicks == 1
+
+
+def test_a_found_list_reached_again_by_a_redirect_is_no_second_find():
+    pages = {"http://a.org/": '<a href="/events/">Events</a> <a href="/agenda/">Agenda</a>',
+             "http://a.org/events/": "<p>events</p>"}
+
+    async def redirecting(url: str) -> tuple[str, str]:
+        final = url.replace("/agenda/", "/events/")  # the old name of the page
+        return final, pages.get(final, "")
+
+    order = ["http://a.org/events/", "http://a.org/agenda/"]
+    episode = asyncio.run(run_episode(Scripted(order), "a.org", "http://a.org/", redirecting,
+                                      lambda url: url.endswith("/events/"), False, max_finds=2))
+    assert episode.reached == ["http://a.org/events/"] and episode.clicks == 2

@@ -51,6 +51,20 @@ def test_verdicts_label_the_episodes_choices_by_what_people_said_of_the_site_or_
     assert judged.sites == ["gave-up.org", "none.org", "right.org"]
 
 
+def test_the_choices_past_an_episodes_first_find_are_labelled_only_where_none_was_reachable():
+    # Found the events at its 1st click, went on for 2 more (its news not found), then stopped.
+    def went_on(site: str) -> EpisodeEnded:
+        return _episode(site, "found", 3, (f"https://{site}/events/",)).model_copy(update={"found_at": [1]})
+
+    judged = verdict_samples([went_on("right.org"), went_on("shown.org"), went_on("none.org")],
+                             [_site_verdict("shown.org", "https://shown.org/events/"), _site_verdict("none.org", None)],
+                             [SourceVerdict(site="right.org", url="https://right.org/events/", is_source=True)])
+    # A source page was reachable at its first choice; whether another was at the next two, no verdict says. On
+    # a site with none, no choice could reach one.
+    assert [(site, label) for site, _, label in judged.samples] == [
+        ("right.org", True), ("shown.org", True), ("none.org", False), ("none.org", False), ("none.org", False)]
+
+
 def _choice(rng: random.Random, best: float) -> tuple[float, ...]:
     return (best, rng.random() * best, rng.random() * 0.2, rng.random(), 2.0 + rng.random(), float(rng.randint(0, 2)),
             rng.random() * 0.3, rng.random() * 0.3)
