@@ -369,8 +369,8 @@ def print_summary(summary: dict) -> None:
         lines.append(f"  discovery            failed: {discovery['error']}")
     else:
         lines.append(
-            f"  discovery            {discovery['source_pages_found']} source pages found in {discovery['episodes']} "
-            f"episodes (precision {discovery['precision']}, recall {discovery['recall']}, unit cost "
+            f"  discovery            {discovery['source_pages_found']} source pages found (a share of "
+            f"{discovery['source_pages_reached']} of the web's) in {discovery['episodes']} episodes (precision {discovery['precision']}, recall {discovery['recall']}, unit cost "
             f"{discovery['unit_cost']}, {discovery['clicks_on_negative_sites']} clicks on sites without one, "
             f"{discovery['false_finds']} false finds; {discovery['episodes_per_minute']} episodes/min)")
     reading = summary["reading"]

@@ -28,6 +28,10 @@ class LabelledSite:
     def name(self) -> str:
         return self.folder.name
 
+    @property
+    def source_count(self) -> int:
+        return len(self.source_paths)
+
     def is_source(self, url: str) -> bool:
         return normalized_path(url) in self.source_paths
 

@@ -206,7 +206,7 @@ async def _test(policy: DiscoveryPolicy, test: list, sites: list, homepages: dic
     for site in test:
         episode = await run_episode(policy, site.name, homepages[site.name], fetch, site.is_source, site.negative,
                                     max_steps, seed=sites.index(site), max_finds=max_finds)
-        episode.source_pages = len(site.source_paths)
+        episode.source_pages = site.source_count
         episodes[site.name] = episode
 
 

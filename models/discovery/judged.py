@@ -57,7 +57,7 @@ async def judged_episodes(agent: RLCrawler, classifier: SourcePageClassifier, si
                                     max_steps, max_finds=max_finds)
         true = [url for url in episode.reached if site.is_source(url)]
         episode.false_find = len(true) < len(episode.reached)
-        episode.source_pages = len(site.source_paths)
+        episode.source_pages = site.source_count
         episode.find_score = judge.judged.get(episode.reached[0]) if episode.reached else None
         episode.reached = true
         episodes.append(episode)

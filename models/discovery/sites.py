@@ -45,6 +45,10 @@ class SimulatedSite:
     def negative(self) -> bool:
         return not self.source_urls
 
+    @property
+    def source_count(self) -> int:
+        return len(self.source_urls)
+
     def is_source(self, url: str) -> bool:
         return canonical_url(url) in self.source_urls
 
