@@ -175,6 +175,9 @@ class EvalDiscovery(Command):
             return 0
         print(f"{result[policies[0]]['sites']} sites ({result[policies[0]]['sites_with_source_pages']} with a "
               f"source page), at most {result['max_steps']} clicks; {result['protocol']}")
+        if args.finds != (stream_finds := get_settings().discovery_finds):
+            print(f"  (the stream's episodes look for up to {stream_finds} source pages, SOURCEWATCH_DISCOVERY_FINDS: "
+                  f"--finds {stream_finds} evaluates them as it runs them)")
         for name in [name for name in (*policies, FINETUNED) if name in result]:
             f = result[name]
             print(f"  {name:<12} precision {f['precision']}, recall {f['recall']}, unit cost {f['unit_cost']}, "
