@@ -141,7 +141,7 @@ def decide(state: EpisodeState, landed_url: str, is_source: bool, on_page: list[
     found = None
     if is_source:
         # A page found before, reached again by another of its URLs (/events, /events/index.html), is no new find.
-        if listing_path(landed_url) not in {listing_path(url) for url in state.found}:
+        if _listing_path(landed_url) not in {_listing_path(url) for url in state.found}:
             found = landed_url
             state.found.append(landed_url)
             state.found_at.append(state.clicks)
@@ -166,7 +166,7 @@ def decide(state: EpisodeState, landed_url: str, is_source: bool, on_page: list[
     return Decision(click=choice, found=found)
 
 
-def listing_path(url: str) -> str:
+def _listing_path(url: str) -> str:
     """A page's path as one listing's (a site's pages compared): its index document and trailing slash dropped."""
     return normalized_path(url).rstrip("/")
 
@@ -175,9 +175,9 @@ def _leave_out_the_found_lists_own(state: EpisodeState, found_url: str) -> None:
     """The links a found list owns leave the frontier — those first seen on it (its pager, its items), its own
     other URLs, and those under its path (its items, linked from elsewhere too: the homepage's latest events) —
     so that what the episode clicks next may be another listing."""
-    page, own = len(state.clicked) - 1, listing_path(found_url)
+    page, own = len(state.clicked) - 1, _listing_path(found_url)
     for url in list(state.frontier):
-        path = listing_path(url)
+        path = _listing_path(url)
         if state.found_on.get(url) == page or path == own or path.startswith(own + "/"):
             del state.frontier[url]
 
