@@ -100,7 +100,8 @@ async def discover_sources(stream):
                 key = episode_key(page.crawl_id, page.site)
                 if key not in opened:
                     value = episodes.get(key)
-                    opened[key] = DiscoveryEpisode.model_validate(value) if value is not None else open_for(page, settings.discovery_finds)
+                    opened[key] = (DiscoveryEpisode.model_validate(value) if value is not None
+                                   else open_for(page, settings.discovery_finds))
                 episode = opened[key]
                 prepared.append((event, page, key, episode, prepare(episode, page, policy)))
             running = [(page, step) for _, page, _, _, step in prepared if step.to_advance]

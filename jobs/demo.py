@@ -370,7 +370,8 @@ def print_summary(summary: dict) -> None:
     else:
         lines.append(
             f"  discovery            {discovery['source_pages_found']} source pages found (a share of "
-            f"{discovery['source_pages_reached']} of the web's) in {discovery['episodes']} episodes (precision {discovery['precision']}, recall {discovery['recall']}, unit cost "
+            f"{discovery['source_pages_reached']} of the web's) in {discovery['episodes']} episodes (precision "
+            f"{discovery['precision']}, recall {discovery['recall']}, unit cost "
             f"{discovery['unit_cost']}, {discovery['clicks_on_negative_sites']} clicks on sites without one, "
             f"{discovery['false_finds']} false finds; {discovery['episodes_per_minute']} episodes/min)")
     reading = summary["reading"]

@@ -7,10 +7,10 @@ Each discovery episode carries the stopping model's view of every choice it made
   every choice — the episode that gave up, spent its budget or ended on another page should have gone on;
 - a site verdict saying the site has none: no choice could reach one;
 - else a verdict that the page an episode found is a source page (`POST /api/v1/sources/{id}/verdict`): every
-  choice on its way could.
-Where a source page was reachable, the choices an episode made past its first find (looking for another: a
-site's events and its news) are left out: whether another was there no verdict says. A find judged wrong labels nothing by itself (whether another page was reachable is
+  choice on its way could. A find judged wrong labels nothing by itself (whether another page was reachable is
   not known), nor does an episode no one judged.
+Where a source page was reachable, the choices an episode made past its first find (looking for another: a
+site's events and its news) are left out: whether another was there no verdict says.
 The latest verdict of a site (of a page) counts. The candidate is fitted on the samples the agent's own stopping
 model was fitted on (its file keeps them: out-of-fold choices on the labelled sites, and a fine-tuned agent's
 own choices on a simulated web) and the verdicts' samples. It is compared with the model the workers run now

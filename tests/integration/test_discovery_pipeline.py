@@ -169,6 +169,6 @@ def test_the_stream_clicks_what_the_offline_evaluation_clicks(pipeline_env, tmp_
         [episode] = [e for e in streamed["episodes"] if e["homepage"].rstrip("/") == origin]
         assert ([row["url"] for row in clicks], episode["end"]) == evaluated[name], name
     # Looking for two, the episode on the site with an events and a news page found both.
-    [society_episode] = [e for e in streamed["episodes"] if e["homepage"].rstrip("/") == homepages["society"].rstrip("/")]
-    assert sorted(society_episode["found"]) == [homepages["society"].rstrip("/") + "/events/",
-                                                homepages["society"].rstrip("/") + "/news/"], society_episode
+    society_home = homepages["society"].rstrip("/")
+    [society_episode] = [e for e in streamed["episodes"] if e["homepage"].rstrip("/") == society_home]
+    assert sorted(society_episode["found"]) == [society_home + "/events/", society_home + "/news/"], society_episode
