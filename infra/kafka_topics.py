@@ -102,8 +102,8 @@ async def group_members(bootstrap: str, group: str) -> list[str]:
     return [member[1] for member in members]
 
 
-async def lag_by_topic(bootstrap: str, group: str) -> dict[str, int]:
-    """Per topic the group has committed offsets in: the sum over its partitions of (end offset − committed)."""
+async def queue_positions(bootstrap: str, group: str) -> dict[tuple[str, int], tuple[int, int]]:
+    """Per (topic, partition) the group has committed an offset in: (committed offset, end offset)."""
     from aiokafka import AIOKafkaConsumer
 
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
@@ -120,9 +120,20 @@ async def lag_by_topic(bootstrap: str, group: str) -> dict[str, int]:
         ends = await consumer.end_offsets(list(committed))
     finally:
         await _stop(consumer)
+    return {(partition.topic, partition.partition): (offset.offset, ends[partition])
+            for partition, offset in committed.items()}
+
+
+async def lag_by_topic(bootstrap: str, group: str) -> dict[str, int]:
+    """Per topic the group has committed offsets in: the sum over its partitions of (end offset − committed)."""
+    return lags_of(await queue_positions(bootstrap, group))
+
+
+def lags_of(positions: dict[tuple[str, int], tuple[int, int]]) -> dict[str, int]:
+    """Per topic: the sum over its partitions of (end offset − committed)."""
     lags: dict[str, int] = {}
-    for partition, offset in committed.items():
-        lags[partition.topic] = lags.get(partition.topic, 0) + max(0, ends[partition] - offset.offset)
+    for (topic, _), (committed, end) in positions.items():
+        lags[topic] = lags.get(topic, 0) + max(0, end - committed)
     return lags
 
 

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 from infra import queries
 from infra.kafka_broker import bootstrap_address
-from infra.kafka_topics import consumer_group, group_members, lag_by_topic, send_messages
+from infra.kafka_topics import consumer_group, group_members, lags_of, queue_positions, send_messages
 from infra.settings import Settings, get_settings
 from infra.sql_owner import read_clickhouse
 from models.web.links import canonical_url
@@ -30,6 +30,8 @@ from schemas.sites import site_of
 # few seconds).
 QUIET_SECONDS = 1.0
 QUIET_BESIDE_SECONDS = 6.0
+# A discovery crawl beside running workers stops waiting once its fetches have stood this long (see
+# DiscoveryStall).
 DISCOVERY_STALL_SECONDS = 60.0
 # The topics a crawl's messages pass through.
 CRAWL_TOPICS = ("crawl.requests", "pages.fetched", "links.scored", "sources.found", "discovery.episodes",
@@ -48,6 +50,46 @@ class CrawlPlan:
     # site crawled by the Q-learning frontier towards `topic`.
     reason: str = "seed"
     topic: CrawlTopic | None = None
+
+
+# (topic, partition) → (a consumer group's committed offset, the end offset), for each group followed.
+Positions = dict[tuple[str, int], tuple[int, int]]
+
+
+@dataclass
+class DiscoveryStall:
+    """Whether a discovery crawl followed beside running workers has stalled (an episode that will not end: a
+    worker gone, a message lost), so that its command stops waiting. Beside a running watch the crawl topics are
+    never caught up, so "nothing queued" cannot tell; and a busy watch (the first reads of thousands of pages)
+    may hold an episode's next click in the queue for minutes — no stall. So the clock starts only once the
+    workers have handled every message that was queued on the crawl's topics when its fetches stopped growing
+    (its next clicks among them), and it is a stall after `seconds` more without a new fetch; or after
+    `seconds` in which the workers handled nothing at all."""
+
+    seconds: float = DISCOVERY_STALL_SECONDS
+    # The end offsets when the fetches stopped growing, and when the workers had handled up to them.
+    _queued_at_stop: dict[tuple[str, tuple[str, int]], int] | None = None
+    _caught_up_at: float | None = None
+    _committed: dict[tuple[str, tuple[str, int]], int] | None = None
+    _moved_at: float = 0.0
+
+    def stalled(self, now: float, fetches_grew: bool, positions: dict[str, Positions]) -> bool:
+        """One look (`positions` by consumer group); True once the crawl counts as stalled."""
+        committed = {(group, partition): offsets[0]
+                     for group, by_partition in positions.items() for partition, offsets in by_partition.items()}
+        if committed != self._committed or fetches_grew:
+            self._committed, self._moved_at = committed, now
+        if fetches_grew:
+            self._queued_at_stop = self._caught_up_at = None
+            return False
+        if self._queued_at_stop is None:
+            self._queued_at_stop = {(group, partition): offsets[1] for group, by_partition in positions.items()
+                                    for partition, offsets in by_partition.items()}
+        if self._caught_up_at is None and all(committed.get(key, end) >= end
+                                              for key, end in self._queued_at_stop.items()):
+            self._caught_up_at = now
+        return (self._caught_up_at is not None and now - self._caught_up_at >= self.seconds) \
+            or now - self._moved_at >= self.seconds
 
 
 def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
@@ -175,9 +217,7 @@ async def workers_running(settings: Settings) -> int:
 async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_progress: bool) -> dict:
     """Produce the crawl to the running workers and follow it: over once its fetches stop growing and the
     group has caught up on the crawl's topics (QUIET_BESIDE_SECONDS), or at the time limit. A discovery crawl
-    is over once every homepage's episode has ended: beside a running watch the crawl topics are never caught
-    up (revisits flow through them all the time), so only its fetches standing still for
-    DISCOVERY_STALL_SECONDS end it short of that."""
+    is over once every homepage's episode has ended, or once it has stalled (DiscoveryStall)."""
     crawl_id = uuid.uuid4().hex
     requests = seed_requests(plan, crawl_id)
     bootstrap = bootstrap_address(settings)
@@ -187,8 +227,8 @@ async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_pr
     async def read(query: queries.Query):
         return await asyncio.to_thread(read_clickhouse, settings, query)
 
-    started, fetched, quiet_since, timed_out = time.monotonic(), -1, None, False
-    stalled_since: float | None = None
+    started, fetched, quiet_since, timed_out, stalled = time.monotonic(), -1, None, False, False
+    stall = DiscoveryStall()
     topics = {settings.topic_prefix + name for name in CRAWL_TOPICS}
     with Progress(TextColumn("crawling on the running workers"), TextColumn("{task.completed} fetched"),
                   TimeElapsedColumn(), disable=not show_progress, transient=True) as bar:
@@ -197,17 +237,21 @@ async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_pr
             await asyncio.sleep(1.0)
             now = time.monotonic()
             _, rows = await read(queries.crawl_fetch_count(crawl_id))
-            # The processing workers' group, and the sink workers' when they run apart (role sink).
-            lags = [await lag_by_topic(bootstrap, consumer_group(settings.topic_prefix, role))
-                    for role in ("all", "sink")]
-            busy = rows[0][0] != fetched or any(lag.get(topic, 0) for lag in lags for topic in topics)
+            # The processing workers' group, and the sink workers' when they run apart (role sink); the
+            # crawl's topics only.
+            positions = {}
+            for role in ("all", "sink"):
+                group = consumer_group(settings.topic_prefix, role)
+                positions[group] = {partition: offsets for partition, offsets
+                                    in (await queue_positions(bootstrap, group)).items() if partition[0] in topics}
+            busy = rows[0][0] != fetched or any(any(lags_of(group).values()) for group in positions.values())
             if plan.reason == DISCOVER_REASON:
                 _, ended = await read(queries.crawl_episode_count(crawl_id))
                 if ended[0][0] >= len({request.url for request in requests}):
                     quiet_since = quiet_since or now
                     break
-                stalled_since = None if rows[0][0] != fetched else (stalled_since or now)
-                if stalled_since is not None and now - stalled_since >= DISCOVERY_STALL_SECONDS:
+                if stall.stalled(now, rows[0][0] != fetched, positions):
+                    stalled = True
                     break
             fetched = rows[0][0]
             bar.update(task, completed=fetched)
@@ -221,6 +265,8 @@ async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_pr
     summary = await summarize(crawl_id, fetched, seconds, timed_out, read)
     _, new_items = await read(queries.crawl_new_item_count(crawl_id))
     summary.update(records_read=None, new_items=new_items[0][0], workers="running")
+    if plan.reason == DISCOVER_REASON:
+        summary["stalled"] = stalled
     await _add_mode_figures(summary, plan, crawl_id, read)
     return summary
 

@@ -76,6 +76,10 @@ def print_episodes(summary: dict, seeds: int) -> None:
     print(f"{len(episodes)} of {seeds} episodes ended in {summary.get('seconds')} s: {len(found)} source "
           f"pages found with {clicks_spent} clicks" + (f" ({clicks_spent / len(found):.2f} per source page)"
                                                         if found else ""))
+    if summary.get("stalled"):
+        print("  stopped waiting for the rest: the running workers had handled all that was queued and fetched "
+              "nothing more for this crawl in a minute (a worker gone? its log says); episodes that end later are "
+              "still watched and shown on the dashboard")
     scores, sure_at = summary.get("find_scores", {}), get_settings().find_sure_at
     for episode in episodes:
         clicks = f"{episode['clicks']} click{'s' * (episode['clicks'] != 1)}"
