@@ -159,20 +159,21 @@ def retrain_stopping(base: StoppingModel, current: StoppingModel, judged: Verdic
 
 
 async def rehearsed_verdicts(agent: RLCrawler, classifier: SourcePageClassifier, sites: Sequence[SimulatedSite],
-                             homepages: dict[str, str], fetch: Fetch, max_steps: int
+                             homepages: dict[str, str], fetch: Fetch, max_steps: int, max_finds: int = 1
                              ) -> tuple[list[EpisodeEnded], list[SiteVerdict]]:
     """What the stream and a diligent person would leave on the topics for these simulated sites: each site's
     episode as the stream runs it (the agent stopping by its model, the classifier judging where it arrived),
-    with its choices, and a verdict on every site from the simulated web's truth — its source page, or none
-    (`eval discovery --verdicts`)."""
+    with its choices (up to `max_finds` source pages a site, the stream's setting), and a verdict on every site
+    from the simulated web's truth — its source page, or none (`eval discovery --verdicts`)."""
     judge = PageJudge(classifier, fetch, prior=lambda: agent.last_hit_score)
     episodes, verdicts = [], []
     for site in sites:
         homepage = homepages[site.name]
-        episode = await run_episode(agent, site.name, homepage, judge.fetch, judge, site.negative, max_steps)
+        episode = await run_episode(agent, site.name, homepage, judge.fetch, judge, site.negative, max_steps,
+                                    max_finds=max_finds)
         episodes.append(EpisodeEnded(site=site.name, crawl_id="rehearsal", homepage=homepage, end=episode.end,
-                                     clicks=episode.clicks, found=episode.reached, policy=agent.name,
-                                     choices=agent.stop_states))
+                                     clicks=episode.clicks, found=episode.reached, found_at=episode.found_at,
+                                     policy=agent.name, choices=agent.stop_states))
         verdicts.append(SiteVerdict(site=site.name, homepage=homepage,
                                     source_url=min(site.source_urls) if site.source_urls else None))
     return episodes, verdicts

@@ -202,9 +202,11 @@ class Episode:
     end: str = "budget"
     # Found a page judged a source page that is not one (judged episodes only).
     false_find: bool = False
-    # The clicks (their indices) on the way from the homepage to the source page reached, in order: the
+    # The clicks (their indices) on the way from the homepage to the first source page reached, in order: the
     # clicks whose pages hold the next link of the way, not detours through other pages.
     way: list[int] = field(default_factory=list)
+    # The clicks spent when each source page in `reached` was found.
+    found_at: list[int] = field(default_factory=list)
     # The URLs clicked, in order.
     clicked: list[str] = field(default_factory=list)
     # Why it ended so (the policy's stop reason, the budget's clicks…), as the stream reports it.
@@ -254,7 +256,7 @@ async def _fetch(fetch: Fetch, url: str) -> tuple[str, str, str | None, list[Anc
 
 def _result(state: EpisodeState, negative: bool) -> Episode:
     episode = Episode(state.site, negative, clicks=state.clicks, reached=list(state.found), end=state.end or "budget",
-                      clicked=list(state.clicked), reason=state.reason)
+                      clicked=list(state.clicked), reason=state.reason, found_at=list(state.found_at))
     if state.found and state.found_at[0] > 0:  # the way to its first find
         episode.way = _way(state.found_at[0] - 1, state.clicked, state.found_on)
     return episode

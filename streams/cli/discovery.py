@@ -240,7 +240,8 @@ def _eval_stopping_verdicts(args: argparse.Namespace) -> int:
 
     async def rehearse():
         async with simulated_web(args.verdicts, args.verdict_seed) as (sites, homepages, fetch):
-            return await rehearsed_verdicts(agent, classifier, sites, homepages, fetch, args.max_steps)
+            return await rehearsed_verdicts(agent, classifier, sites, homepages, fetch, args.max_steps,
+                                            settings.discovery_finds)
 
     held_out = (f"the held-out web ({args.simweb} sites, seed {args.simweb_seed})" if args.simweb
                 else f"the labelled sites ({', '.join(args.sites)})")
@@ -249,7 +250,8 @@ def _eval_stopping_verdicts(args: argparse.Namespace) -> int:
         note(f"{held_out} with the {stopping} stopping model")
         return evaluate_discovery([Path(folder) for folder in args.sites or []], ["rl"], args.max_steps,
                                   model=agent_file, config=pretrain_config(args),
-                                  simweb=(args.simweb, args.simweb_seed) if args.simweb else None)["rl"]
+                                  simweb=(args.simweb, args.simweb_seed) if args.simweb else None,
+                                  max_finds=args.finds)["rl"]
 
     note(f"the agent's episodes on {args.verdicts} judged sites (seed {args.verdict_seed})")
     episodes, verdicts = asyncio.run(rehearse())

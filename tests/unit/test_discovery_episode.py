@@ -120,7 +120,7 @@ def test_an_episode_looking_for_two_finds_the_news_beside_the_events_not_the_eve
     both = asyncio.run(run_episode(Scripted(order), "t.org", "http://t.org/", fetch_two, is_source, False,
                                    max_finds=2))
     assert both.reached == ["http://t.org/events/", "http://t.org/news/"] and both.clicks == 2
-    assert both.end == "found" and both.way == [0]  # the way to its first find
+    assert both.end == "found" and both.way == [0] and both.found_at == [1, 2]  # the way to its first find
     first_hit = asyncio.run(run_episode(Scripted(order), "t.org", "http://t.org/", fetch_two, is_source, False))
     assert first_hit.reached == ["http://t.org/events/"] and first_hit.clicks == 1
 
