@@ -209,6 +209,10 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
     missed_on: dict[str, Counter[str]] = defaultdict(Counter)
     examples: dict[str, list[dict]] = defaultdict(list)
     from_fetch, from_publication = [], []
+    # The window's quarter (real time) each row's fetch fell in: a watch's start-up (its pages' first reads and
+    # their items' pages all at once) is not its steady state.
+    quarter_of_fetch: list[int] = []
+    window_real_s = (end_sim - origin_sim).total_seconds() / speed
     for site in truth.values():
         for source in site["source_pages"]:
             page, reads = source["url"], fetched.get(source["url"], [])
@@ -236,6 +240,8 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
                     in_changes += 1
                     _, seen, ingested = row
                     from_fetch.append((ingested - seen).total_seconds())
+                    into_window = (seen.timestamp() - origin_wall) / window_real_s
+                    quarter_of_fetch.append(min(3, max(0, int(into_window * 4))))
                     publication_real = origin_wall + (at - origin_sim).total_seconds() / speed
                     from_publication.append(ingested.timestamp() - publication_real)
                     continue
@@ -263,6 +269,9 @@ def against_truth(settings: Settings, truth: dict, pages: list[str], origin_sim:
             "decisions_behind_h": round((end_sim - decided_until).total_seconds() / 3600, 1),
             "decisions_spread_h": round((decided_until - most_behind).total_seconds() / 3600, 1),
             "fetches": len(fetch_rows), "row_latency_from_fetch_s": _percentiles(from_fetch),
+            "row_latency_from_fetch_by_quarter_s": [
+                _percentiles([latency for latency, at in zip(from_fetch, quarter_of_fetch, strict=True) if at == q])
+                | {"rows": quarter_of_fetch.count(q)} for q in range(4)],
             "row_latency_from_publication_s": _percentiles(from_publication)}
 
 

@@ -44,6 +44,8 @@ def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_t
     assert discovery["found"] == discovery["watched"] == 1 and discovery["false_finds"] == []
     assert discovery["run"]["exit"] == 0 and discovery["run"]["episodes"] == 2
     assert result["published"] == result["in_changes"] + sum(result["missed"].values())
+    # The rows' latency from the fetch, by the quarter of the window their fetch fell in: every row in one.
+    assert sum(quarter["rows"] for quarter in result["row_latency_from_fetch_by_quarter_s"]) == result["in_changes"]
     assert result["duplicates"] == 0 and result["ticks_decided_twice"] == 0 and result["watched_lost"] == 0
     # Ticks dropped by their owner as already decided, read from the run's metrics (a count, not a loss).
     assert isinstance(result["ticks_sent_again"], int) and result["ticks_sent_again"] >= 0
