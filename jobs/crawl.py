@@ -75,21 +75,25 @@ class DiscoveryStall:
 
     def stalled(self, now: float, fetches_grew: bool, positions: dict[str, Positions]) -> bool:
         """One look (`positions` by consumer group); True once the crawl counts as stalled."""
-        committed = {(group, partition): offsets[0]
-                     for group, by_partition in positions.items() for partition, offsets in by_partition.items()}
+        committed = _each_partition(positions, 0)
         if committed != self._committed or fetches_grew:
             self._committed, self._moved_at = committed, now
         if fetches_grew:
             self._queued_at_stop = self._caught_up_at = None
             return False
         if self._queued_at_stop is None:
-            self._queued_at_stop = {(group, partition): offsets[1] for group, by_partition in positions.items()
-                                    for partition, offsets in by_partition.items()}
+            self._queued_at_stop = _each_partition(positions, 1)
         if self._caught_up_at is None and all(committed.get(key, end) >= end
                                               for key, end in self._queued_at_stop.items()):
             self._caught_up_at = now
         return (self._caught_up_at is not None and now - self._caught_up_at >= self.seconds) \
             or now - self._moved_at >= self.seconds
+
+
+def _each_partition(positions: dict[str, Positions], which: int) -> dict[tuple[str, tuple[str, int]], int]:
+    """(group, (topic, partition)) → its committed offset (`which` 0) or end offset (1)."""
+    return {(group, partition): offsets[which]
+            for group, by_partition in positions.items() for partition, offsets in by_partition.items()}
 
 
 def seed_requests(plan: CrawlPlan, crawl_id: str) -> list[CrawlRequest]:
