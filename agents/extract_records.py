@@ -35,6 +35,7 @@ from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events, kept_if_failed
 from streams.ordered import KeyOrdered
+from streams.queue_delay import fetched_pages
 from streams.retention import timestamped
 from streams.topics import send, topic
 
@@ -150,6 +151,9 @@ async def extract_records(stream):
     ordered = KeyOrdered("extract_records", stream, handle, EXTRACT_IN_FLIGHT)
     try:
         async for event in stream.events():
+            # How long the page waited in its partition: the fetch stage holds back its background fetches while
+            # the pages wait long (agents.fetch).
+            fetched_pages.observe(event.message.timestamp)
             await ordered.submit(event)
     finally:
         await ordered.close()

@@ -9,6 +9,12 @@ slowest one was, its items reached ClickHouse that much later.
 A request of a crawl whose time limit has passed by its host's turn is not
 fetched (the crawl's command has stopped; its requests still in the topic, or
 waiting for their host, would go on with it).
+
+Requests no user waits on (BACKGROUND_REASONS: items' own pages, fetched for their times) go to the worker's
+background lane (agents.fetching.background) and are fetched while the pages already fetched are read within
+streams.queue_delay's target: a watch's start-up asks for thousands at once, and fetched at once they stood in
+pages.fetched ahead of the revisits that find new items. They are the one exception to a site's pages coming
+out in the order they were asked for.
 """
 
 from __future__ import annotations
@@ -17,12 +23,15 @@ import asyncio
 import logging
 from collections import Counter
 
+from agents.fetching.background import BackgroundLane
 from agents.fetching.fetcher import CrawlEnded, Fetcher
-from schemas.crawl import LISTING_REASONS, RECORD_REASONS, TOPICAL_REASON, CrawlRequest, PageFetched
+from schemas.crawl import (BACKGROUND_REASONS, LISTING_REASONS, RECORD_REASONS, TOPICAL_REASON, CrawlRequest,
+                           PageFetched)
 from schemas.discovery import DISCOVER_REASON
 from streams import metrics, progress
 from streams.app import app, settings
 from streams.deadletters import decode_events, kept_if_failed
+from streams.queue_delay import fetched_pages
 from streams.topics import send, topic
 
 log = logging.getLogger(__name__)
@@ -65,6 +74,13 @@ async def _publish(page: PageFetched) -> None:
         crawl.pages_to_index += 1
 
 
+async def _fetched_in_background(request: CrawlRequest) -> None:
+    _count_dropped([request], [await _fetched(request, None)])
+
+
+background = BackgroundLane(_fetched_in_background, fetched_pages.behind)
+
+
 def _count_dropped(requests: list[CrawlRequest], pages: list[PageFetched | None]) -> None:
     ended = Counter(request.crawl_id for request, page in zip(requests, pages, strict=True) if page is None)
     for crawl_id, dropped in ended.items():
@@ -80,13 +96,32 @@ def _count_under_way_at_retry_after() -> None:
     fetcher.under_way_at_retry_after.clear()
 
 
+def _for_now(requests: list[CrawlRequest]) -> list[CrawlRequest]:
+    """The requests to fetch now: the rest go to the background lane (while it has room)."""
+    now = []
+    for request in requests:
+        if request.reason in BACKGROUND_REASONS and background.offer(request):
+            metrics.count("requests_to_background", "fetch", reason=request.reason)
+        else:
+            now.append(request)
+    return now
+
+
+async def _close_background() -> None:
+    if left := await background.close():
+        log.info("%d background requests not fetched: the worker stopped (their reads go to the scheduler "
+                 "without them at the next revisit)", len(left))
+        metrics.count("requests_dropped", "fetch", len(left), reason="worker_stopped")
+
+
 @app.agent(topic("crawl.requests"), concurrency=FETCH_ACTORS)
 async def fetch_pages(stream):
     await fetcher.start()
+    background.start()
     try:
         async for events in stream.take_events(FETCH_BATCH, within=0.1):
             async with kept_if_failed("fetch_pages", "crawl.requests", events):
-                requests: list[CrawlRequest] = await decode_events("crawl.requests", events)
+                requests = _for_now(await decode_events("crawl.requests", events))
                 # Each page goes out as soon as it is fetched (after its site's earlier ones); the batch ends (and
                 # its events are acked) once all of them are out. A failed send fails the batch only then, none of
                 # its fetches left running.
@@ -100,4 +135,6 @@ async def fetch_pages(stream):
                 _count_dropped(requests, fetched)
                 _count_under_way_at_retry_after()
     finally:
-        await fetcher.close()  # the worker is stopping
+        # The worker is stopping.
+        await _close_background()
+        await fetcher.close()

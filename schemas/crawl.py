@@ -24,6 +24,8 @@ LIST_FEED_REASON = "list_feed"
 RECORD_REASONS = (*LISTING_REASONS, "revisit", OVERFLOW_REASON, LIST_FEED_REASON)
 # A watched listing's item page, fetched for the time its listing did not give.
 ITEM_TIME_REASON = "item_time"
+# Fetches no user waits on: the fetch stage runs them as the pages already fetched are read (agents.fetch).
+BACKGROUND_REASONS = (ITEM_TIME_REASON,)
 # A topical crawl's fetches (agents.crawl_topically): its Q-learning frontier picks each next page of a site.
 TOPICAL_REASON = "topical"
 # Words a topic keeps at most: its keywords, and its sample pages' most frequent words.
