@@ -59,6 +59,7 @@ async def _fetched(request: CrawlRequest, published_before: asyncio.Future | Non
 async def _publish(page: PageFetched) -> None:
     metrics.count("pages_fetched", "fetch", error=page.error.value, status=str(page.status))
     metrics.count("fetch_ms", "fetch", page.fetch_ms)
+    fetched_pages.published()
     await send("pages.fetched", page.with_body_capped(settings.max_message_body_bytes))
     crawl = progress.of(page.crawl_id)
     crawl.pages_fetched += 1

@@ -1,4 +1,4 @@
-"""How long this worker's fetched pages wait before their records are read: the age of the page just taken up.
+"""How long this worker's fetched pages wait before their records are read.
 
 A new item reaches ClickHouse only after its page's turn in pages.fetched, and a page's turn comes after every
 page fetched before it in its partition. A watch's start-up fetches, in a minute, five item pages for each of
@@ -7,9 +7,12 @@ a minute (the 5,000-site soak: new items' rows 10 s after their fetch at p50, 65
 So the fetch stage holds the fetches no user waits on while the pages already fetched wait longer than the target
 (agents.fetch), and lets them through as the queue runs short.
 
-The age is measured from the Kafka message's timestamp (its producer's clock, set as the fetch stage publishes the
-page). An age seen a while ago says nothing of now: a stage that has taken up no page for `fresh_s` has an empty
-queue, or is on one slow page, and neither is a queue of waiting pages.
+The wait is that of the oldest page not yet taken up: from the moment the stage took up its latest page was
+produced (the Kafka message's timestamp, set as the fetch stage published it) to now — while a page published
+after it is still to come. A stage that takes nothing up (another stage of the topic holding the partition's
+delivery back) is behind all the more; one that has taken up every page published has no queue, however long
+ago that was. A worker publishes the pages of the partitions it owns (crawl.requests and pages.fetched are
+assigned together, both keyed by site), so both ends are seen in the one process.
 """
 
 from __future__ import annotations
@@ -20,30 +23,41 @@ from collections.abc import Callable
 # A page may wait this long before the fetches no one waits on are held back: under it, a new item's row comes
 # within about a second of its fetch (the sink's flush adds its half second).
 TARGET_S = 0.5
-# An age older than this is no longer news of the queue.
-FRESH_S = 2.0
+# Kafka keeps a message's timestamp in whole milliseconds, so a page taken up may seem produced up to a
+# millisecond before the moment its publisher noted: that close, it is the page published last.
+SAME_MOMENT_S = 0.002
 
 
 class QueueDelay:
-    """The latest wait a stage saw its pages make, and whether it is over the target."""
+    """The wait of the oldest page a stage has not taken up, and whether it is over the target."""
 
-    def __init__(self, target_s: float = TARGET_S, fresh_s: float = FRESH_S,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, target_s: float = TARGET_S, clock: Callable[[], float] = time.time) -> None:
         self.target_s = target_s
-        self.fresh_s = fresh_s
         self._clock = clock
-        self._seen_at = float("-inf")
-        self._waited_s = 0.0
+        self._published_at = float("-inf")
+        self._taken_produced_at = float("-inf")
+        # Since when the oldest page not taken up has waited, at the earliest; None while none waits.
+        self._head_since: float | None = None
+
+    def published(self) -> None:
+        """A page is being published now (before its message is sent)."""
+        self._published_at = self._clock()
+        if self._head_since is None:
+            self._head_since = self._published_at
 
     def observe(self, produced_at: float) -> None:
-        """A page produced at `produced_at` (epoch seconds) is being taken up now."""
-        self._seen_at = self._clock()
-        self._waited_s = max(0.0, self._seen_at - produced_at)
+        """The stage is taking up a page produced at `produced_at` (epoch seconds)."""
+        self._taken_produced_at = max(self._taken_produced_at, produced_at)
+        if self._published_at <= self._taken_produced_at + SAME_MOMENT_S:
+            self._head_since = None
+        elif self._head_since is not None:
+            # The pages come in the order they were published: the next was published after this one.
+            self._head_since = max(self._head_since, produced_at)
 
     @property
     def waited_s(self) -> float:
-        """The latest page's wait; 0 where none was seen within `fresh_s`."""
-        return self._waited_s if self._clock() - self._seen_at <= self.fresh_s else 0.0
+        """How long the oldest page still to be taken up has waited; 0 when none is."""
+        return 0.0 if self._head_since is None else max(0.0, self._clock() - self._head_since)
 
     def behind(self) -> bool:
         return self.waited_s > self.target_s

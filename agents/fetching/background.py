@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
@@ -23,23 +24,28 @@ LANE_CAPACITY = 50_000
 LANE_IN_FLIGHT = 64
 # How often a lane held back looks again whether the pipeline has caught up.
 PAUSE_S = 0.05
+# A request held this long goes regardless: a pipeline that never catches up (or a queue this worker does not
+# see drain: its partitions' pages read by another worker) must not keep it for ever.
+MAX_WAIT_S = 120.0
 # A fetch of the lane that failed (its page not published: the broker away) is tried again after this.
 RETRY_S = 1.0
 
 
 class BackgroundLane:
     """Requests run by `run(request)` one after the other (up to `in_flight` at once), each started only while
-    `behind()` is false."""
+    `behind()` is false, or once it has waited `max_wait_s`."""
 
     def __init__(self, run: Callable[[CrawlRequest], Awaitable[object]], behind: Callable[[], bool],
                  capacity: int = LANE_CAPACITY, in_flight: int = LANE_IN_FLIGHT, pause_s: float = PAUSE_S,
-                 retry_s: float = RETRY_S) -> None:
+                 retry_s: float = RETRY_S, max_wait_s: float = MAX_WAIT_S) -> None:
         self._run = run
         self._behind = behind
         self.capacity = capacity
         self.pause_s = pause_s
         self.retry_s = retry_s
-        self._waiting: deque[CrawlRequest] = deque()
+        self.max_wait_s = max_wait_s
+        # (when it came in, on the monotonic clock; the request)
+        self._waiting: deque[tuple[float, CrawlRequest]] = deque()
         self._arrived = asyncio.Event()
         self._room = asyncio.Semaphore(in_flight)
         self._running: dict[asyncio.Task, CrawlRequest] = {}
@@ -53,7 +59,7 @@ class BackgroundLane:
         """Queue `request`; False where the lane is full or closed (the caller runs it itself)."""
         if self._drainer is None or len(self) >= self.capacity:
             return False
-        self._waiting.append(request)
+        self._waiting.append((time.monotonic(), request))
         self._arrived.set()
         return True
 
@@ -71,7 +77,8 @@ class BackgroundLane:
             task.cancel()
         await asyncio.gather(self._drainer, *cut, return_exceptions=True)
         self._drainer = None
-        left = [request for task, request in cut.items() if task.cancelled()] + list(self._waiting)
+        left = [request for task, request in cut.items() if task.cancelled()] + [
+            request for _, request in self._waiting]
         self._waiting.clear()
         return left
 
@@ -81,12 +88,12 @@ class BackgroundLane:
                 self._arrived.clear()
                 await self._arrived.wait()
                 continue
-            if self._behind():
+            if self._behind() and time.monotonic() - self._waiting[0][0] < self.max_wait_s:
                 await asyncio.sleep(self.pause_s)
                 continue
             # Only this loop takes from the lane, so it still holds a request once there is room.
             await self._room.acquire()
-            request = self._waiting.popleft()
+            _, request = self._waiting.popleft()
             task = asyncio.create_task(self._run_one(request))
             self._running[task] = request
 
@@ -97,7 +104,7 @@ class BackgroundLane:
             log.exception("a background fetch of %s failed before its page was out; it goes back in the lane",
                           request.url)
             await asyncio.sleep(self.retry_s)
-            self._waiting.appendleft(request)
+            self._waiting.appendleft((time.monotonic(), request))
             self._arrived.set()
         finally:
             self._running.pop(asyncio.current_task(), None)

@@ -80,3 +80,19 @@ async def test_a_failed_run_goes_back_in_the_lane():
     await asyncio.sleep(0.1)
     assert attempts == [_request(0).url, _request(0).url] and len(lane) == 0
     assert await lane.close() == []
+
+
+async def test_a_request_held_past_its_longest_wait_goes_regardless():
+    ran = []
+
+    async def run(request):
+        ran.append(request.url)
+
+    lane = BackgroundLane(run, lambda: True, pause_s=0.01, max_wait_s=0.05)
+    lane.start()
+    lane.offer(_request(0))
+    await asyncio.sleep(0.02)
+    assert ran == []
+    await asyncio.sleep(0.1)
+    assert ran == [_request(0).url]
+    assert await lane.close() == []

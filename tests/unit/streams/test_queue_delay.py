@@ -1,5 +1,5 @@
-"""streams.queue_delay: a stage is behind while the page it last took up waited over the target, and only while
-that sighting is fresh (a stage that has taken nothing up for a while has no queue)."""
+"""streams.queue_delay: a stage is behind while the oldest page it has not taken up has waited over the target —
+also while it takes nothing up at all; a stage that has taken up every page published is not, however long ago."""
 
 from streams.queue_delay import QueueDelay
 
@@ -12,28 +12,40 @@ class Clock:
         return self.now
 
 
-def test_behind_while_the_latest_page_waited_over_the_target():
+def test_behind_while_the_pages_taken_up_waited_over_the_target():
     clock = Clock()
-    delay = QueueDelay(target_s=0.5, fresh_s=2.0, clock=clock)
-    assert not delay.behind()  # nothing seen yet
-    delay.observe(clock.now - 3.0)
+    delay = QueueDelay(target_s=0.5, clock=clock)
+    assert not delay.behind()  # nothing published
+    for _ in range(3):
+        delay.published()
+        clock.now += 1.0
+    delay.observe(1000.0)  # the first page, taken up 3 s after it was published; two more wait
     assert delay.behind() and delay.waited_s == 3.0
-    delay.observe(clock.now - 0.2)  # the queue ran short
-    assert not delay.behind()
-
-
-def test_a_stale_sighting_says_nothing_of_now():
-    clock = Clock()
-    delay = QueueDelay(target_s=0.5, fresh_s=2.0, clock=clock)
-    delay.observe(clock.now - 30.0)
-    clock.now += 1.5
-    assert delay.behind()
-    clock.now += 1.0  # no page taken up for 2.5 s: the queue is empty
+    delay.observe(1002.0)  # the last one: no page waits
     assert not delay.behind() and delay.waited_s == 0.0
 
 
-def test_a_producer_clock_ahead_of_ours_is_no_wait():
+def test_a_stage_that_takes_nothing_up_falls_further_behind():
     clock = Clock()
+    delay = QueueDelay(target_s=0.5, clock=clock)
+    delay.published()
+    delay.observe(clock.now)
+    clock.now += 60.0
+    assert not delay.behind()  # idle for a minute, every page taken up
+    delay.published()
+    clock.now += 0.1
+    assert not delay.behind() and round(delay.waited_s, 3) == 0.1
+    for _ in range(10):  # the stage's delivery is held back: nothing is taken up
+        clock.now += 1.0
+        delay.published()
+    assert delay.behind() and round(delay.waited_s, 3) == 10.1
+
+
+def test_the_timestamp_in_whole_milliseconds_is_the_page_published_last():
+    clock = Clock()
+    clock.now = 1000.0004
     delay = QueueDelay(clock=clock)
-    delay.observe(clock.now + 5.0)
-    assert delay.waited_s == 0.0 and not delay.behind()
+    delay.published()
+    delay.observe(1000.000)  # Kafka's timestamp, cut to the millisecond
+    clock.now += 5.0
+    assert not delay.behind()
