@@ -27,23 +27,31 @@ PAUSE_S = 0.05
 # A request held this long goes regardless: a pipeline that never catches up (or a queue this worker does not
 # see drain: its partitions' pages read by another worker) must not keep it for ever.
 MAX_WAIT_S = 120.0
+# While the pipeline is still behind, the requests past their longest hold go one per this many seconds, not all
+# at once: in the 5,000-site soak the start-up's ~24,000 item pages, let go together at their hold's end while
+# the first reads of the pages discovery found were still being tagged, stood ahead of revisit pages for 20–50 s.
+OVERDUE_INTERVAL_S = 0.05
 # A fetch of the lane that failed (its page not published: the broker away) is tried again after this.
 RETRY_S = 1.0
 
 
 class BackgroundLane:
     """Requests run by `run(request)` one after the other (up to `in_flight` at once), each started only while
-    `behind()` is false, or once it has waited `max_wait_s`."""
+    `behind()` is false, or once it has waited `max_wait_s` — those one per `overdue_interval_s` while behind."""
 
     def __init__(self, run: Callable[[CrawlRequest], Awaitable[object]], behind: Callable[[], bool],
                  capacity: int = LANE_CAPACITY, in_flight: int = LANE_IN_FLIGHT, pause_s: float = PAUSE_S,
-                 retry_s: float = RETRY_S, max_wait_s: float = MAX_WAIT_S) -> None:
+                 retry_s: float = RETRY_S, max_wait_s: float = MAX_WAIT_S,
+                 overdue_interval_s: float = OVERDUE_INTERVAL_S) -> None:
         self._run = run
         self._behind = behind
         self.capacity = capacity
         self.pause_s = pause_s
         self.retry_s = retry_s
         self.max_wait_s = max_wait_s
+        self.overdue_interval_s = overdue_interval_s
+        # When the latest request past its longest hold was let go while the pipeline was behind (monotonic).
+        self._overdue_let_go_at = float("-inf")
         # (when it came in, on the monotonic clock; the request)
         self._waiting: deque[tuple[float, CrawlRequest]] = deque()
         self._arrived = asyncio.Event()
@@ -88,9 +96,13 @@ class BackgroundLane:
                 self._arrived.clear()
                 await self._arrived.wait()
                 continue
-            if self._behind() and time.monotonic() - self._waiting[0][0] < self.max_wait_s:
-                await asyncio.sleep(self.pause_s)
-                continue
+            if self._behind():
+                now = time.monotonic()
+                if (now - self._waiting[0][0] < self.max_wait_s
+                        or now - self._overdue_let_go_at < self.overdue_interval_s):
+                    await asyncio.sleep(self.pause_s)
+                    continue
+                self._overdue_let_go_at = now
             # Only this loop takes from the lane, so it still holds a request once there is room.
             await self._room.acquire()
             _, request = self._waiting.popleft()

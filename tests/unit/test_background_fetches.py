@@ -1,6 +1,7 @@
 """agents.fetching.background: requests no user waits on run only while the pipeline keeps up, up to a number at
 once; a full lane turns requests away (the caller fetches them itself); a failed run goes back in the lane; a
-closed lane hands back what it had not run."""
+closed lane hands back what it had not run; while behind, requests held past their longest wait go one at a
+time."""
 
 import asyncio
 
@@ -95,4 +96,29 @@ async def test_a_request_held_past_its_longest_wait_goes_regardless():
     assert ran == []
     await asyncio.sleep(0.1)
     assert ran == [_request(0).url]
+    assert await lane.close() == []
+
+
+async def test_while_behind_requests_past_their_longest_wait_go_one_at_a_time():
+    ran, behind = [], [True]
+
+    async def run(request):
+        ran.append((request.url, asyncio.get_running_loop().time()))
+
+    lane = BackgroundLane(run, lambda: behind[0], pause_s=0.01, max_wait_s=0.0, overdue_interval_s=0.3)
+    lane.start()
+    for n in range(4):
+        lane.offer(_request(n))
+    await asyncio.sleep(0.1)
+    assert [url for url, _ in ran] == [_request(0).url]
+    for _ in range(200):
+        if len(ran) > 1:
+            break
+        await asyncio.sleep(0.01)
+    assert [url for url, _ in ran] == [_request(0).url, _request(1).url]
+    assert ran[1][1] - ran[0][1] >= 0.25  # let go 0.3 s apart; each run starts a moment after
+    # Caught up: what is left goes at once.
+    behind[0] = False
+    await asyncio.sleep(0.05)
+    assert [url for url, _ in ran] == [_request(n).url for n in range(4)]
     assert await lane.close() == []
