@@ -15,6 +15,13 @@ background lane (agents.fetching.background) and are fetched while the pages alr
 streams.queue_delay's target: a watch's start-up asks for thousands at once, and fetched at once they stood in
 pages.fetched ahead of the revisits that find new items. They are the one exception to a site's pages coming
 out in the order they were asked for.
+
+A bulk crawl's fetches (PACED_REASONS: a crawl's seeds and the pages its frontier plans, a topical crawl's) wait,
+a batch at a time, while the pages already fetched wait over that target: the fetch path runs several times faster
+than the stages that read its pages, so fetched at full speed a crawl's pages stood seconds in pages.fetched —
+in front of any watched page's revisit — and reached ClickHouse that much later, with no more pages a second.
+The batch stays on its topic while it waits (nothing is lost), and waits at most PACE_LONGEST_S: a stage that
+never catches up slows a crawl, it does not stop it.
 """
 
 from __future__ import annotations
@@ -25,8 +32,8 @@ from collections import Counter
 
 from agents.fetching.background import BackgroundLane
 from agents.fetching.fetcher import CrawlEnded, Fetcher
-from schemas.crawl import (BACKGROUND_REASONS, LISTING_REASONS, RECORD_REASONS, TOPICAL_REASON, CrawlRequest,
-                           PageFetched)
+from schemas.crawl import (BACKGROUND_REASONS, LISTING_REASONS, PACED_REASONS, RECORD_REASONS, TOPICAL_REASON,
+                           CrawlRequest, PageFetched)
 from schemas.discovery import DISCOVER_REASON
 from streams import metrics, progress
 from streams.app import app, settings
@@ -37,6 +44,8 @@ from streams.topics import send, topic
 log = logging.getLogger(__name__)
 FETCH_BATCH = 64
 FETCH_ACTORS = 4
+# A bulk crawl's batch waits at most this long for the pipeline to catch up.
+PACE_LONGEST_S = 2.0
 fetcher = Fetcher.from_settings(settings)
 
 
@@ -108,6 +117,13 @@ def _for_now(requests: list[CrawlRequest]) -> list[CrawlRequest]:
     return now
 
 
+async def _paced(requests: list[CrawlRequest]) -> None:
+    """Wait, for a batch of a bulk crawl only, until the pages already fetched are read in time."""
+    if requests and all(request.reason in PACED_REASONS for request in requests):
+        waited_s = await fetched_pages.caught_up(PACE_LONGEST_S)
+        metrics.count("fetch_paced_ms", "fetch", round(waited_s * 1000))
+
+
 async def _close_background() -> None:
     if left := await background.close():
         log.info("%d background requests not fetched: the worker stopped (their reads go to the scheduler "
@@ -123,6 +139,7 @@ async def fetch_pages(stream):
         async for events in stream.take_events(FETCH_BATCH, within=0.1):
             async with kept_if_failed("fetch_pages", "crawl.requests", events):
                 requests = _for_now(await decode_events("crawl.requests", events))
+                await _paced(requests)
                 # Each page goes out as soon as it is fetched (after its site's earlier ones); the batch ends (and
                 # its events are acked) once all of them are out. A failed send fails the batch only then, none of
                 # its fetches left running.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 
 from schemas.base import derived_event_id
-from schemas.crawl import CrawlRequest
+from schemas.crawl import BFS_REASON, CrawlRequest
 from schemas.links import LinksScored
 from schemas.sites import site_of
 
@@ -62,7 +62,7 @@ class BfsFrontier:
                         max_depth=links.max_depth,
                         max_pages=links.max_pages,
                         stop_at_ms=links.stop_at_ms,
-                        reason="bfs",
+                        reason=BFS_REASON,
                         referrer=links.final_url,
                     )
                 )

@@ -29,7 +29,7 @@ from models.records.main_list import extract_records
 from models.records.witnesses import WITNESS_PAGES, Fingerprint, merged, page_fingerprint
 from models.web.dom import parse_html
 from schemas.base import derived_event_id
-from schemas.crawl import LATER_PAGE_REASONS, PageFetched
+from schemas.crawl import BFS_REASON, LATER_PAGE_REASONS, PageFetched
 from schemas.discovery import DISCOVER_REASON
 from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.revisit import RevisitOutcome
@@ -101,7 +101,7 @@ class SiteWitnesses:
     very list it links to, which would pass for template. In the worker the mapping (site → {url: sorted
     hashes}) is a Faust table in the site's partition."""
 
-    REASONS = ("bfs", DISCOVER_REASON)
+    REASONS = (BFS_REASON, DISCOVER_REASON)
     # Hashes kept per page: a page's template is a few hundred text nodes and paths; a huge page must not make
     # a huge table value.
     MAX_NODES = 8000

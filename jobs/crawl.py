@@ -21,7 +21,7 @@ from infra.kafka_topics import consumer_group, group_members, lags_of, queue_pos
 from infra.settings import Settings, get_settings
 from infra.sql_owner import read_clickhouse
 from models.web.links import canonical_url
-from schemas.crawl import TOPICAL_REASON, CrawlRequest, CrawlTopic
+from schemas.crawl import SEED_REASON, TOPICAL_REASON, CrawlRequest, CrawlTopic
 from schemas.discovery import DISCOVER_REASON
 from schemas.sites import site_of
 
@@ -48,7 +48,7 @@ class CrawlPlan:
     # "seed": crawl from the seeds breadth-first; "source": the seeds are listing pages whose pagination
     # is tagged and followed; "discover": one discovery episode per seed homepage; "topical": each seed's
     # site crawled by the Q-learning frontier towards `topic`.
-    reason: str = "seed"
+    reason: str = SEED_REASON
     topic: CrawlTopic | None = None
 
 

@@ -28,6 +28,12 @@ ITEM_TIME_REASON = "item_time"
 BACKGROUND_REASONS = (ITEM_TIME_REASON,)
 # A topical crawl's fetches (agents.crawl_topically): its Q-learning frontier picks each next page of a site.
 TOPICAL_REASON = "topical"
+# A crawl's seeds and the pages its BFS frontier plans (agents.frontier).
+SEED_REASON = "seed"
+BFS_REASON = "bfs"
+# A bulk crawl's fetches: fetched at the pace the pipeline reads pages, so that its pages do not queue in
+# pages.fetched ahead of a watched page's revisit (agents.fetch); no page of them is dropped.
+PACED_REASONS = (SEED_REASON, BFS_REASON, TOPICAL_REASON)
 # Words a topic keeps at most: its keywords, and its sample pages' most frequent words.
 TOPIC_KEYWORDS = 200
 TOPIC_SAMPLE_WORDS = 500
@@ -73,7 +79,7 @@ class CrawlRequest(CrawlScoped):
     url: str
     # Why it is fetched: seed, bfs, source (a listing page to read), paginate (a further page of one), revisit,
     # item_time (an item's page, for its publication time), overflow (a watched list's next page).
-    reason: str = "seed"
+    reason: str = SEED_REASON
     referrer: str | None = None
     # Validators of the last fetch, for a conditional GET.
     etag: str | None = None
@@ -108,7 +114,7 @@ class PageFetched(CrawlScoped):
 
     url: str
     final_url: str
-    reason: str = "seed"
+    reason: str = SEED_REASON
     status: int = 0
     error: FetchErrorKind = FetchErrorKind.NONE
     error_detail: str = ""

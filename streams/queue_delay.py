@@ -17,12 +17,15 @@ assigned together, both keyed by site), so both ends are seen in the one process
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
 # A page may wait this long before the fetches no one waits on are held back: under it, a new item's row comes
 # within about a second of its fetch (the sink's flush adds its half second).
 TARGET_S = 0.5
+# How often a fetch held back looks again whether the stage has caught up.
+PAUSE_S = 0.05
 # Kafka keeps a message's timestamp in whole milliseconds, so a page taken up may seem produced up to a
 # millisecond before the moment its publisher noted: that close, it is the page published last.
 SAME_MOMENT_S = 0.002
@@ -61,6 +64,13 @@ class QueueDelay:
 
     def behind(self) -> bool:
         return self.waited_s > self.target_s
+
+    async def caught_up(self, longest_s: float, pause_s: float = PAUSE_S) -> float:
+        """Return once the stage is not behind, or after `longest_s`; how long that took (seconds)."""
+        started = time.monotonic()
+        while self.behind() and (waited := time.monotonic() - started) < longest_s:
+            await asyncio.sleep(min(pause_s, longest_s - waited))
+        return time.monotonic() - started
 
 
 # The worker's pages.fetched, as stage extract_records takes them up (the stage new items come from).

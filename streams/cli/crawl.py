@@ -33,7 +33,7 @@ def crawl_and_report(seeds: list[str], args: argparse.Namespace, sources: bool =
     settings = get_settings()
     ensure_local_kafka()
     from jobs.crawl import CrawlPlan, run_crawl
-    from schemas.crawl import TOPICAL_REASON
+    from schemas.crawl import SEED_REASON, TOPICAL_REASON
 
     plan = CrawlPlan(
         seeds=seeds,
@@ -41,7 +41,7 @@ def crawl_and_report(seeds: list[str], args: argparse.Namespace, sources: bool =
         # A source crawl follows pagination only: the BFS frontier plans nothing beyond the seeds.
         max_depth=0 if sources else (args.depth if args.depth is not None else settings.crawl_max_depth),
         time_limit=args.time_limit,
-        reason="source" if sources else TOPICAL_REASON if topic is not None else "seed",
+        reason="source" if sources else TOPICAL_REASON if topic is not None else SEED_REASON,
         topic=topic,
     )
     code, summary = run_crawl(plan, show_progress=interactive(args))

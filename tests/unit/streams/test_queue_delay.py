@@ -1,5 +1,8 @@
 """streams.queue_delay: a stage is behind while the oldest page it has not taken up has waited over the target —
-also while it takes nothing up at all; a stage that has taken up every page published is not, however long ago."""
+also while it takes nothing up at all; a stage that has taken up every page published is not, however long ago.
+A fetch held back waits until the stage has caught up, or at most as long as it was told."""
+
+import asyncio
 
 from streams.queue_delay import QueueDelay
 
@@ -48,4 +51,24 @@ def test_the_timestamp_in_whole_milliseconds_is_the_page_published_last():
     delay.published()
     delay.observe(1000.000)  # Kafka's timestamp, cut to the millisecond
     clock.now += 5.0
+    assert not delay.behind()
+
+
+async def test_a_held_fetch_waits_until_the_stage_catches_up_or_for_its_longest():
+    clock = Clock()
+    delay = QueueDelay(target_s=0.5, clock=clock)
+    assert await delay.caught_up(longest_s=5.0) < 0.05  # not behind: no wait
+    delay.published()
+    clock.now += 1.0
+    # Behind for good: the wait ends at its longest.
+    assert 0.1 <= await delay.caught_up(longest_s=0.1, pause_s=0.01) < 1.0
+
+    async def take_up_later():
+        await asyncio.sleep(0.1)
+        delay.observe(1000.0)
+
+    taking_up = asyncio.create_task(take_up_later())
+    # Caught up after 0.1 s: the wait ends then, well before its longest.
+    assert 0.09 <= await delay.caught_up(longest_s=5.0, pause_s=0.01) < 1.0
+    await taking_up
     assert not delay.behind()
