@@ -25,7 +25,7 @@ from pathlib import Path
 from agents.fetching.fetcher import Fetcher
 from agents.frontier import BfsFrontier
 from agents.links import links_of
-from infra.processes import serve_in_child
+from infra.processes import cpu_seconds, serve_in_child
 from infra.settings import Settings
 from jobs.crawl import CrawlPlan, seed_requests
 from schemas.crawl import CrawlRequest
@@ -132,8 +132,13 @@ def bench_crawl(sites: int, seed: int, runs: int, max_pages: int, snapshots: Pat
                     # Fresh topics and ClickHouse per run, so runs do not see each other's messages.
                     env = _loopback_env(SOURCEWATCH_TOPIC_PREFIX=f"bench-{uuid.uuid4().hex[:8]}.",
                                         SOURCEWATCH_CLICKHOUSE_DSN=f"chdb://{stack.enter_context(_tempdir())}")
+                    broker_before = _broker_cpu_seconds()
                     run = _measure(["crawl", *seed_args], env, timeout)
+                    broker_after = _broker_cpu_seconds()
                     run.extra["consumer_lag"] = asyncio.run(_lag(env))
+                    # The broker's CPU over the run, beside the worker's own (the pipeline's Kafka work is both).
+                    run.extra["broker_cpu_s"] = (round(broker_after - broker_before, 2)
+                                                 if broker_before is not None and broker_after is not None else None)
                 else:
                     run = _measure(["bench", name.replace("_", "-"), *seed_args], _loopback_env(), timeout)
                 results[name].append(run)
@@ -153,6 +158,19 @@ async def _lag(env: dict[str, str]) -> int:
     bootstrap = env.get("SOURCEWATCH_KAFKA_BOOTSTRAP") or bootstrap_address(get_settings())
     return await consumer_lag(bootstrap, consumer_group(prefix),
                               [f"{prefix}{name}" for name in TOPICS if name != "metrics"])
+
+
+def _broker_cpu_seconds() -> float | None:
+    """The local broker's CPU seconds so far; None where the pipeline's broker is not the project's local one
+    (a broker elsewhere is not measured)."""
+    from infra.kafka_broker import LocalKafka, bootstrap_address
+    from infra.settings import get_settings
+
+    settings = get_settings()
+    state = LocalKafka.from_settings(settings).state()
+    if state is None or state.bootstrap != bootstrap_address(settings):
+        return None
+    return cpu_seconds(state.pid)
 
 
 def _tempdir() -> tempfile.TemporaryDirectory:
@@ -189,6 +207,9 @@ def _report(results: dict[str, list[Run]], site_count: int, runs: int, max_pages
         "full_fetch_to_clickhouse_ms_p50": _spread([r.extra["fetch_to_clickhouse_ms_p50"] for r in full_runs]),
         "full_fetch_to_clickhouse_ms_p99": _spread([r.extra["fetch_to_clickhouse_ms_p99"] for r in full_runs]),
         "full_consumer_lag_at_end": _spread([r.extra["consumer_lag"] for r in full_runs]),
+        # None where the broker is not the local one.
+        "full_broker_cpu_s": (_spread([r.extra["broker_cpu_s"] for r in full_runs])
+                              if all(r.extra["broker_cpu_s"] is not None for r in full_runs) else None),
     }
 
 
@@ -206,3 +227,6 @@ def print_table(report: dict) -> None:
           f"{report['ratio_fetch_parse_vs_scrapy']}; full fetch→ClickHouse p50/p99 = "
           f"{report['full_fetch_to_clickhouse_ms_p50']['median']} / {report['full_fetch_to_clickhouse_ms_p99']['median']} ms; "
           f"consumer lag at end = {report['full_consumer_lag_at_end']['median']}")
+    if report["full_broker_cpu_s"] is not None:
+        print(f"full: the broker's CPU {report['full_broker_cpu_s']['median']} s per run (the worker's: CPU s/page "
+              "× pages above)")

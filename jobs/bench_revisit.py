@@ -26,6 +26,7 @@ import torch
 
 from agents.page_knowledge import learn_read
 from agents.revisit import RevisitClock, WatchedSource, decide, start_watching, tick_message
+from infra.processes import cpu_seconds
 from infra.settings import get_settings
 from models.revisit.rhythm_model import RhythmLSTM
 from models.revisit.schedule import starvation_ticks
@@ -97,9 +98,9 @@ def bench_revisit(model: RhythmLSTM, sources: int, batch: int, runs: int, seed: 
 
 
 def _worker_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    if (cpu := cpu_seconds(pid)) is None:
+        raise RuntimeError(f"the benchmark's worker (pid {pid}) has exited before its CPU time was read")
+    return cpu
 
 
 def bench_revisit_through_kafka(model_path: Path, sources: int, speed: float, seconds: float, workdir: Path,

@@ -35,7 +35,7 @@ from aiokafka.errors import KafkaError
 
 from infra.kafka_broker import LocalKafka, bootstrap_address, first_free_port
 from infra.kafka_topics import consumer_group, delete_topics, group_members, lag_by_topic, worker_client_id
-from infra.processes import die_with_parent, serve_in_child
+from infra.processes import cpu_seconds, die_with_parent, serve_in_child
 from infra.settings import Settings
 from infra.sql_owner import read_clickhouse
 from jobs.replay import read_topic
@@ -78,11 +78,11 @@ class SoakPlan:
 def _proc_usage(pid: int) -> tuple[float, float, float] | None:
     """(CPU seconds, peak resident MB, resident MB now) of a live process, from /proc; None when it is gone."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         status = Path(f"/proc/{pid}/status").read_text()
     except (FileNotFoundError, ProcessLookupError):
         return None
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    if (cpu := cpu_seconds(pid)) is None:
+        return None
     memory = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in status.splitlines()
               if line.startswith(("VmHWM:", "VmRSS:"))}
     return cpu, memory.get("VmHWM", 0.0), memory.get("VmRSS", 0.0)
