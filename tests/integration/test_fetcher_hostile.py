@@ -157,13 +157,13 @@ async def test_429_with_retry_after_is_retried(hostile):
     assert seconds >= 1.0
 
 
-async def _fetch_each(handler, paths: list[str]) -> list[PageFetched]:
+async def _fetch_each(handler, paths: list[str], **config) -> list[PageFetched]:
     """One fetcher fetching each path in turn from a server that answers every path with `handler`."""
     app = web.Application()
     app.router.add_get("/{tail:.*}", handler)
     runner, base = await _serve(app)
     try:
-        async with Fetcher(_config()) as fetcher:
+        async with Fetcher(_config(**config)) as fetcher:
             return [await fetcher.fetch(CrawlRequest(site="test", url=base + path, crawl_id="c")) for path in paths]
     finally:
         await runner.cleanup()
@@ -184,6 +184,23 @@ async def test_a_retry_after_beyond_the_cap_fails_the_hosts_next_requests_withou
     # The host asked for an hour: its next page fails at once, and the server hears nothing more.
     assert other.error is FetchErrorKind.RATE_LIMITED and "asked for no request" in other.error_detail
     assert arrivals == ["/robots.txt", "/busy"] and time.monotonic() - started < 1
+
+
+async def test_the_last_attempts_retry_after_holds_the_hosts_next_request():
+    arrivals: list[tuple[str, float]] = []
+
+    async def record(request: web.Request) -> web.Response:
+        arrivals.append((request.path, time.monotonic()))
+        if request.path == "/busy":
+            return web.Response(status=429, headers={"Retry-After": "1"})
+        return web.Response(text="<p>page</p>", content_type="text/html")
+
+    busy, other = await _fetch_each(record, ["/busy", "/other"], max_retries=0)
+    # Out of attempts, the page fails as rate-limited ...
+    assert busy.error is FetchErrorKind.RATE_LIMITED and busy.attempts == 1
+    # ... and the host's next request still waits the second it asked for.
+    assert other.ok and [path for path, _ in arrivals] == ["/robots.txt", "/busy", "/other"]
+    assert arrivals[2][1] - arrivals[1][1] >= 0.95
 
 
 async def test_conditional_get_records_not_modified(hostile):
