@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import faust
@@ -30,6 +31,7 @@ from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS, FEED_UN
 from models.web.dom import parse_html
 from schemas.crawl import (ITEM_TIME_REASON, LATER_PAGE_REASONS, LIST_FEED_REASON, OVERFLOW_REASON, RECORD_REASONS,
                            PageFetched)
+from schemas.records import ItemDiscovered, RecordExtracted
 from schemas.sites import site_of
 from streams import metrics, progress
 from streams.app import app, settings
@@ -117,19 +119,13 @@ async def extract_records(stream):
                                       no_list=no_list)
                     # A page whose list a feed holds lists what the feed lists, not its menu.
                     records = [] if feeds else read.records
-                    for record in records:
-                        crawl.records_sent += 1
-                        await send("records.extracted", record)
                     in_navigation = read.extraction.in_navigation
                     overflow = page.reason == OVERFLOW_REASON
                     new_items = detector.new_items(records, source, page.crawl_id, settled.reseed, overflow,
                                                    later_page=page.reason in LATER_PAGE_REASONS,
                                                    read_at_ms=page.list_read_at_ms,
                                                    links_before=settled.links_before)
-                    for item in new_items:
-                        crawl.new_items_sent += 1
-                        metrics.count("new_items", "extract_records", page="next" if overflow else "first")
-                        await send("changes.detected", item)
+                    await _send_read(records, new_items, crawl, "next" if overflow else "first")
                     if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(
                             records, new_items, detector.reached_known(records, source, page.list_read_at_ms),
                             overflow):
@@ -157,6 +153,21 @@ async def extract_records(stream):
             await ordered.submit(event)
     finally:
         await ordered.close()
+
+
+async def _send_read(records: Sequence[RecordExtracted], new_items: Sequence[ItemDiscovered],
+                     crawl: progress.CrawlProgress, page: str) -> None:
+    """A read's new items, then its records: a read whose records reached their topic has sent its new items
+    too. A worker stopped in the middle of a read (at the end of a soak's window, where no restart redoes it
+    from its uncommitted offset) leaves no read whose records are stored and whose new items are not, and the
+    soak's truth counts a page as read by its records (jobs.soak_truth.list_reads)."""
+    for item in new_items:
+        crawl.new_items_sent += 1
+        metrics.count("new_items", "extract_records", page=page)
+        await send("changes.detected", item)
+    for record in records:
+        crawl.records_sent += 1
+        await send("records.extracted", record)
 
 
 async def _send_held(page: PageFetched, sending: Held) -> None:
@@ -204,21 +215,15 @@ async def _read_list_feed(page: PageFetched, detector: ChangeDetector, held: Hel
         unread = unread or ("" if records else "no entries")  # a calendar with no event in its window
     if unread:
         metrics.count("list_feeds_unread", "extract_records", reason=unread)
-    for record in records:
-        await send("records.extracted", record)
     new_items = detector.new_items(records, source, page.crawl_id) if records else []
-    for item in new_items:
-        metrics.count("new_items", "extract_records", page="feed")
-        await send("changes.detected", item)
+    crawl = progress.of(page.crawl_id)
+    await _send_read(records, new_items, crawl, "feed")
     if records:
         metrics.count("records_extracted", "extract_records", len(records))
         metrics.count("list_feeds_read", "extract_records")
     # The source's list is its feed's: shown, or not read.
     metrics.gauge("list_shown", "extract_records", float(bool(records)), source=source,
                   no_list="" if records else FEED_UNREAD)
-    crawl = progress.of(page.crawl_id)
-    crawl.records_sent += len(records)
-    crawl.new_items_sent += len(new_items)
     crawl.pages_extracted += 1
     await _send_held(page, held.extend(page, new_items, reading_on=False, listed_instead=records, feed=True))
 

@@ -156,7 +156,8 @@ def list_reads(fetch_rows, records_last_seen: dict[str, datetime]
     it gave and its five pages missed most on were found pages' items published between the episode's fetch
     and the list's first read). A fetch counts as a read once its
     records were read: the processing workers stop at the window's end, and a page they fetched in its last
-    seconds may wait in Kafka, its records unread — lateness, not a list read wrongly. The stage reads a
+    seconds may wait in Kafka, its records unread — lateness, not a list read wrongly (and one stopped in the
+    middle of a read has sent its new items before its records: agents.extract_records). The stage reads a
     source's fetches in order, so its newest record's last sight is the newest fetch read; a page whose records
     never arrived keeps every fetch (a list never read is a loss)."""
     # A fetch row is timed when its message was made, a moment after the fetch ended (the records' sight).

@@ -1,13 +1,17 @@
 """The record stage's core: records of a fetched page as messages, and new items once each."""
 
+import asyncio
 import re
 from datetime import UTC, datetime, timedelta
 
+from agents import extract_records
 from agents.records import ChangeDetector, ListTemplates, _digest, read_records
 from infra.simweb.generator import generate_site
 from infra.simweb.server import SIM_START, FaultBoard, SimClock, SimSite
 from models.records.extraction import record_key
 from schemas.crawl import PageFetched
+from schemas.records import ItemDiscovered, RecordExtracted
+from streams import progress
 
 SOURCE = "https://club.example.org/events/"
 FETCHED_AT = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -413,3 +417,21 @@ def test_a_later_page_of_the_first_read_whose_top_items_no_first_page_showed_see
                        SOURCE, "crawl-1", later_page=True)
     page_three = read_records(_page([0, 1, -1], "crawl-1", SOURCE + "?page=3", reason="paginate"))
     assert detector.new_items(page_three.records, SOURCE, "crawl-1", later_page=True) == []
+
+
+def test_a_reads_new_items_go_out_before_its_records(monkeypatch):
+    # Stored records then tell that the read's new items were sent (a worker stopped mid-read at a soak's end).
+    sent: list[str] = []
+
+    async def send(name: str, message) -> None:
+        sent.append(name)
+
+    monkeypatch.setattr(extract_records, "send", send)
+    page = _page([1, 2], "crawl-1")
+    records = [RecordExtracted(site=page.site, crawl_id=page.crawl_id, source_url=SOURCE, page_url=SOURCE,
+                               item_url=f"{SOURCE}{n}/", title=f"Meetup number {n}", position=n,
+                               seen_at=FETCHED_AT) for n in (1, 2)]
+    new = [ItemDiscovered(site=page.site, crawl_id=page.crawl_id, source_url=SOURCE, page_url=SOURCE,
+                          item_url=f"{SOURCE}2/", title="Meetup number 2", first_seen=FETCHED_AT)]
+    asyncio.run(extract_records._send_read(records, new, progress.of("crawl-1"), "first"))
+    assert sent == ["changes.detected", "records.extracted", "records.extracted"]
