@@ -7,13 +7,12 @@ forests grown from different seeds are averaged: one alone moves a held-out cate
 from seed to seed.
 
 LightGBM only trains (`sourcewatch train records`, the evaluation's folds). The trees are kept in the model file
-as arrays and evaluated here with numpy and torch's sparse product, so a worker reading pages never imports
+as arrays and evaluated here with numpy (QuickScorer's bit masks), so a worker reading pages never imports
 LightGBM, which brings scikit-learn, SciPy and pandas with it (~145 MB resident per worker).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,8 @@ TRAINING = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 15, 
             "bagging_fraction": 0.8, "bagging_freq": 1, "feature_fraction": 0.8,
             "lambdarank_truncation_level": 5, "deterministic": True, "force_row_wise": True, "verbose": -1}
 DEFAULT_RANKER = Path(__file__).with_name("list_ranker.pt")
+# Candidates scored in one pass: a page of thousands would otherwise hold (inner nodes × candidates) masks.
+SCORED_AT_ONCE = 256
 
 
 class Ranking(Protocol):
@@ -73,60 +74,80 @@ class ListRanker:
     # LightGBM's thresholds being bin bounds.
     _split_features: np.ndarray = field(init=False, repr=False, compare=False)
     _split_thresholds: np.ndarray = field(init=False, repr=False, compare=False)
-    # Each leaf's path, a row over the distinct splits: 1 where it turns left, −1 where right; and its count of
-    # left turns.
-    _paths: torch.Tensor = field(init=False, repr=False, compare=False)
-    _left_turns: torch.Tensor = field(init=False, repr=False, compare=False)
+    # QuickScorer's layout (Lucchese et al., SIGIR 2015): per tree (a row) its inner nodes' distinct splits and
+    # bit masks over its leaves (left to right), each clearing the leaves of the node's left subtree — out of
+    # reach when the candidate goes right there; rows padded with masks that clear nothing. ANDing the masks of
+    # the nodes a candidate goes right at leaves the leaf it reaches as its tree's lowest bit still set.
+    _node_splits: np.ndarray = field(init=False, repr=False, compare=False)
+    _node_masks: np.ndarray = field(init=False, repr=False, compare=False)
+    # Per tree with inner nodes, its leaves' indices in leaf_value by bit; the trees of one leaf add a constant.
+    _leaf_of_bit: np.ndarray = field(init=False, repr=False, compare=False)
+    _single_leaves: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        leaves, nodes, turns = [], [], []
-        stack: list[tuple[int, tuple[tuple[int, bool], ...]]] = [(int(root), ()) for root in self.roots]
-        while stack:
-            node, path = stack.pop()
-            if node < 0:
-                for on_path, left in path:
-                    leaves.append(~node)
-                    nodes.append(on_path)
-                    turns.append(1.0 if left else -1.0)
-                continue
-            stack.append((int(self.left[node]), (*path, (node, True))))
-            stack.append((int(self.right[node]), (*path, (node, False))))
         splits = np.stack([self.split_feature.astype(np.float64), self.threshold])
         distinct, split_of_node = np.unique(splits, axis=1, return_inverse=True)
         self._split_features, self._split_thresholds = distinct[0].astype(np.int64), distinct[1]
-        rows_of = np.asarray(leaves, dtype=np.int64)  # typed even when every tree is one leaf (no paths)
-        # A path never asks one question twice (its second answer would leave one side empty).
-        columns = split_of_node.reshape(-1)[np.asarray(nodes, dtype=np.int64)]
-        order = np.lexsort((columns, rows_of))  # by leaf, each row's splits in order, as CSR asks
-        rows = np.zeros(len(self.leaf_value) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows_of, minlength=len(self.leaf_value)), out=rows[1:])
-        with warnings.catch_warnings():
-            # CSR, in beta in torch, multiplies twice as fast here as the stable COO layout.
-            warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-            self._paths = torch.sparse_csr_tensor(
-                torch.from_numpy(rows), torch.from_numpy(columns[order]),
-                torch.from_numpy(np.asarray(turns, dtype=np.float32)[order]),
-                (len(self.leaf_value), len(self._split_thresholds)), check_invariants=True)
-        left_turns = np.bincount(rows_of, weights=np.asarray(turns) > 0, minlength=len(self.leaf_value))
-        self._left_turns = torch.from_numpy(left_turns.astype(np.float32)[:, None])
+        split_of_node = split_of_node.reshape(-1)
+        trees = [self._layout(int(root), split_of_node) for root in self.roots if root >= 0]
+        self._single_leaves = float(sum(self.leaf_value[~root] for root in self.roots if root < 0))
+        most = max((len(leaves) for _, _, leaves in trees), default=1)
+        if most > 64:
+            raise ValueError(f"a tree of {most} leaves: this ranker reads trees of up to 64")
+        width = next(dtype for dtype in (np.uint16, np.uint32, np.uint64) if np.iinfo(dtype).bits >= most)
+        ones = np.iinfo(width).max
+        self._node_splits = np.zeros((len(trees), most - 1), dtype=np.int64)
+        self._node_masks = np.full((len(trees), most - 1), ones, dtype=width)
+        self._leaf_of_bit = np.zeros((len(trees), np.iinfo(width).bits), dtype=np.int64)
+        for tree, (node_splits, cleared, leaves) in enumerate(trees):
+            self._node_splits[tree, :len(node_splits)] = node_splits
+            self._node_masks[tree, :len(cleared)] = [ones & ~bits for bits in cleared]
+            self._leaf_of_bit[tree, :len(leaves)] = leaves
+
+    def _layout(self, root: int, split_of_node: np.ndarray) -> tuple[list[int], list[int], list[int]]:
+        """A tree's inner nodes' distinct splits and the bits of their left subtrees' leaves, and its leaves left
+        to right (their indices in leaf_value)."""
+        node_splits: list[int] = []
+        cleared: list[int] = []
+        leaves: list[int] = []
+
+        def walk(node: int) -> None:
+            if node < 0:
+                leaves.append(~node)
+                return
+            at = len(cleared)
+            node_splits.append(int(split_of_node[node]))
+            cleared.append(0)
+            first = len(leaves)
+            walk(int(self.left[node]))
+            cleared[at] = ((1 << (len(leaves) - first)) - 1) << first
+            walk(int(self.right[node]))
+
+        walk(root)
+        return node_splits, cleared, leaves
 
     def scores(self, features: np.ndarray) -> np.ndarray:
         """Each candidate's score: the members' mean of their trees' sum. A candidate goes left where its
-        feature is ≤ the split's threshold, compared in double precision as LightGBM compares, and reaches the
-        leaf whose path turns it the way every node on it does: its left turns along the path add up to the
-        leaf's. Each distinct split is asked once; each candidate's score adds the values of the one leaf per
-        tree it reaches (not a product with every leaf: 4x faster for 64 candidates). A handful of numpy and
-        torch calls, not a walk of a dozen calls per level: each call over a large array lets go of the GIL and
-        waits to take it back, which in a worker, beside the event loop, cost up to 5 ms a call
-        (streams.threads)."""
+        feature is ≤ the split's threshold, compared in double precision as LightGBM compares; each distinct
+        split is asked once, and the leaf each tree leads it to is found from the masks of the nodes where it
+        goes right (QuickScorer). A handful of numpy calls over whole arrays, not a walk of a dozen calls per
+        level: each call over a large array lets go of the GIL and waits to take it back, which in a worker,
+        beside the event loop, cost up to 5 ms a call (streams.threads); and no product with every leaf's path,
+        whose cost grew with the candidates (100 ms for 100 of them)."""
         values = np.asarray(features, dtype=np.float64)
-        if not len(values):
-            return np.zeros(0)
-        goes_left = torch.from_numpy((values.T[self._split_features] <= self._split_thresholds[:, None])
-                                     .astype(np.float32))
-        leaves, candidates = torch.nonzero((self._paths @ goes_left) == self._left_turns, as_tuple=True)
-        return np.bincount(candidates.numpy(), weights=self.leaf_value[leaves.numpy()],
-                           minlength=len(values)) / self.members
+        scores = np.full(len(values), self._single_leaves)
+        if len(self._node_splits):
+            for chunk in range(0, len(values), SCORED_AT_ONCE):
+                part = values[chunk:chunk + SCORED_AT_ONCE]
+                goes_right = part.T[self._split_features] > self._split_thresholds[:, None]
+                masks = np.where(goes_right[self._node_splits], self._node_masks[..., None],
+                                 np.iinfo(self._node_masks.dtype).max)
+                reached = np.bitwise_and.reduce(masks, axis=1)
+                # The lowest bit set: x & -x is a power of two, exact in double precision.
+                bits = np.log2((reached & (~reached + 1)).astype(np.float64)).astype(np.int64)
+                leaves = np.take_along_axis(self._leaf_of_bit, bits, axis=1)
+                scores[chunk:chunk + SCORED_AT_ONCE] += self.leaf_value[leaves].sum(axis=0)
+        return scores / self.members
 
     def choose(self, features: np.ndarray) -> int | None:
         """The index of the page's main list among its candidates (None: no candidates)."""

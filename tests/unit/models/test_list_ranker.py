@@ -244,6 +244,17 @@ def test_the_trees_walked_here_score_every_candidate_as_lightgbm_does():
     assert len(ranker.roots) == 80 and ranker.members == 2
 
 
+def test_a_forest_with_a_tree_of_one_leaf_and_a_lopsided_one_scores_as_walked_by_hand():
+    # Tree 1: one leaf (0.5). Tree 2: x0 <= 1 ? 1.0 : (x1 <= 2 ? 2.0 : (x0 <= 3 ? 3.0 : 4.0)) — its right
+    # spine three levels deep, feature 0 asked twice on the way.
+    ranker = ListRanker(roots=np.array([~0, 2]), split_feature=np.array([0, 1, 0]),
+                        threshold=np.array([3.0, 2.0, 1.0]), left=np.array([~3, ~2, ~1]), right=np.array([~4, 0, 1]),
+                        leaf_value=np.array([0.5, 1.0, 2.0, 3.0, 4.0]), members=1)
+    features = np.zeros((5, len(FEATURES)))
+    features[:, :2] = [[1.0, 0.0], [2.0, 2.0], [2.0, 5.0], [4.0, 5.0], [3.0, 9.0]]
+    assert ranker.scores(features).tolist() == [1.5, 2.5, 3.5, 4.5, 3.5]
+
+
 def test_a_ranker_file_of_another_format_or_feature_set_is_refused(tmp_path):
     ranker = train_ranker(_pages(0), rounds=2, members=1)
     path = tmp_path / "ranker.pt"
