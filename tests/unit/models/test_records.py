@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 
 from models.records.data_regions import find_data_regions
-from models.records.extraction import record_key, sibling_group_baseline
+from models.records.extraction import letters_of, record_key, sibling_group_baseline
 from models.records.main_list import extract_list, extract_records
 from models.records.ranker import LargestRegion
 from models.web.dom import parse_html
@@ -302,3 +302,8 @@ def test_a_revisit_reads_the_list_not_a_menu_built_like_it():
     assert [r.item_url for r in later.records][:2] == ["https://club.example.org/news/9/",
                                                        "https://club.example.org/news/8/"]
     assert len(later.records) == 9
+
+
+def test_letters_are_counted_as_str_isalpha_counts_them_in_ascii_and_other_texts():
+    for text in ("", "Meetup #12 — 3 May, 18:00!", "plain ascii_text 42", "Tür zu · 活動訊息 2024", "ǅ ²½ Ⅻ ﬁ"):
+        assert letters_of(text) == sum(character.isalpha() for character in text)
