@@ -156,14 +156,15 @@ async def extract_records(stream):
 
 
 async def _send_read(records: Sequence[RecordExtracted], new_items: Sequence[ItemDiscovered],
-                     crawl: progress.CrawlProgress, page: str) -> None:
+                     crawl: progress.CrawlProgress, listed_on: str) -> None:
     """A read's new items, then its records: a read whose records reached their topic has sent its new items
     too. A worker stopped in the middle of a read (at the end of a soak's window, where no restart redoes it
     from its uncommitted offset) leaves no read whose records are stored and whose new items are not, and the
-    soak's truth counts a page as read by its records (jobs.soak_truth.list_reads)."""
+    soak's truth counts a page as read by its records (jobs.soak_truth.list_reads). `listed_on`: the new items'
+    metric label — the list's first page, a next page or its feed."""
     for item in new_items:
         crawl.new_items_sent += 1
-        metrics.count("new_items", "extract_records", page=page)
+        metrics.count("new_items", "extract_records", page=listed_on)
         await send("changes.detected", item)
     for record in records:
         crawl.records_sent += 1
