@@ -25,6 +25,7 @@ from agents.item_times import Held, HeldOutcomes
 from agents.links import is_html
 from agents.list_feeds import list_feed_record_messages, list_feed_requests
 from agents.overflow import next_page_request, next_page_url, overflowed
+from agents.pagination import shows_list_top
 from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_records, revisit_outcome, source_of
 from models.records.item_time import published_time
 from models.records.no_list import DESCRIPTIONS as NO_LIST_DESCRIPTIONS, FEED_UNREAD
@@ -123,6 +124,7 @@ async def extract_records(stream):
                     overflow = page.reason == OVERFLOW_REASON
                     new_items = detector.new_items(records, source, page.crawl_id, settled.reseed, overflow,
                                                    later_page=page.reason in LATER_PAGE_REASONS,
+                                                   list_top=shows_list_top(page.url, source),
                                                    read_at_ms=page.list_read_at_ms,
                                                    links_before=settled.links_before)
                     await _send_read(records, new_items, crawl, "next" if overflow else "first")

@@ -24,7 +24,7 @@ import time
 from collections.abc import MutableMapping, Sequence
 from functools import cache
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import lxml.html
 
@@ -134,6 +134,24 @@ def above_the_list(url: str, list_url: str) -> bool:
     target, listing = urlsplit(url), urlsplit(list_url)
     path, list_path = _DIRECTORY_INDEX.sub("", target.path).rstrip("/"), listing.path.rstrip("/")
     return not target.query and (list_path + "/").startswith(path + "/")
+
+
+# Query parameters that set how many items a page shows, not where in the list it starts (named without case,
+# "_" or "-"): the "10 | 20 | 50 per page" links beside a list's pager, which a tagger reads as page numbers.
+_PAGE_SIZE_PARAMETERS = frozenset({"size", "pagesize", "perpage", "limit", "itemsperpage", "resultsperpage",
+                                   "postsperpage", "ipp", "rows"})
+
+
+def shows_list_top(url: str, list_url: str) -> bool:
+    """Whether `url`, a later page of the list first read at `list_url`, is that first page in another page size:
+    the same address with only page-size parameters set otherwise. Its items start at the list's newest, as the
+    first page's do, so an item it shows above all those the first page showed was published since."""
+    target, listing = urlsplit(url), urlsplit(list_url)
+    if (target.netloc.lower(), target.path.rstrip("/")) != (listing.netloc.lower(), listing.path.rstrip("/")):
+        return False
+    changed = set(parse_qsl(target.query, keep_blank_values=True)) ^ set(parse_qsl(listing.query,
+                                                                                  keep_blank_values=True))
+    return bool(changed) and all(re.sub(r"[-_]", "", name.lower()) in _PAGE_SIZE_PARAMETERS for name, _ in changed)
 
 
 def _key(crawl_id: str, source: str, item: str = "") -> str:

@@ -237,7 +237,7 @@ class ChangeDetector:
         self.still_listed_every = int(still_listed_every.total_seconds() * 1000)
 
     def new_items(self, records: Sequence[RecordExtracted], source: str, crawl_id: str,
-                  reseed: bool = False, overflow: bool = False, later_page: bool = False,
+                  reseed: bool = False, overflow: bool = False, later_page: bool = False, list_top: bool = False,
                   read_at_ms: int | None = None, links_before: frozenset[str] | None = None) -> list[ItemDiscovered]:
         """The records' items this source never listed before (none while its first read is seeding, or when
         `reseed`: the source's list was chosen anew). The records are one page's; a page of the list never
@@ -252,10 +252,13 @@ class ChangeDetector:
         seeded — a burst of items that made it choosable would be lost. A `later_page` (one the list's pager
         leads to) that seeds is fetched after the first page: the unknown items it shows above an item that
         first page showed were published in between (a page-size variant, the first page's items and more, or
-        a next page the list moved onto), so they are reported; the rest seed. `read_at_ms`: the overflow's
-        chain's own first-page read (CrawlScoped.list_read_at_ms), which marks its items instead of the
-        source's latest read: a busy list's next revisit reads the first page again while the chain is on its
-        way, and what the chain's own pages showed is then known before that read, but not before its own.
+        a next page the list moved onto), so they are reported; the rest seed. A `list_top` page (the first page
+        in another page size: agents.pagination.shows_list_top) starts at the list's newest item, so the
+        unknown items it shows above all the first page showed are new too — a burst in between that outgrew
+        the page. `read_at_ms`: the overflow's chain's own first-page read (CrawlScoped.list_read_at_ms), which
+        marks its items instead of the source's latest read: a busy list's next revisit reads the first page
+        again while the chain is on its way, and what the chain's own pages showed is then known before that
+        read, but not before its own.
         `links_before` (ListTemplates' Settled): a read of the source's own page after its first that seeds
         (its list chosen anew, or a list on a page read before without one) still reports the items whose
         link the page did not show before — they came since."""
@@ -280,7 +283,8 @@ class ChangeDetector:
         # list ordered by date: a new event dated between two listed ones), below the first page.
         # On a later page that seeds, only the items above the first page's first item are reported: inserted
         # between two of them in the seconds of the walk is too rare to risk reporting old items where the
-        # two reads split the list's records differently.
+        # two reads split the list's records differently. An item that another later page of the walk showed
+        # first is no mark either way: what follows it may still stand above the first page's items.
         between: list[ItemDiscovered] | None = [] if moved_on else None
         for record, (key, titled, whole) in zip(records, keys):
             if known := self.known.get(key) or self.known.get(titled) or self.known.get(whole):
@@ -296,9 +300,8 @@ class ChangeDetector:
                 if overflow and self._known_before_read(source, key, read_at_ms):
                     found.extend(between or [])
                     between = []
-                elif moved_on:
-                    if self._known_by_read(source, key):
-                        found.extend(between)
+                elif moved_on and self._known_by_read(source, key):
+                    found.extend(between)
                     moved_on, between = False, None
                 continue
             self.known[key] = _ms(record.seen_at)
@@ -311,6 +314,10 @@ class ChangeDetector:
                 page_url=record.page_url, item_url=record.item_url, title=record.title, date=record.date,
                 published=record.published, event_start=record.event_start, first_seen=record.seen_at,
             ))
+        if moved_on and list_top and _read_key(source) in self.known:
+            # No item the first page showed, the page's end included: all it shows came since (where the first
+            # page showed no list, nothing tells).
+            found.extend(between)
         return found
 
     def reached_known(self, records: Sequence[RecordExtracted], source: str, read_at_ms: int | None = None) -> bool:

@@ -3,8 +3,10 @@
 import asyncio
 import re
 from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs
 
 from agents import extract_records
+from agents.pagination import shows_list_top
 from agents.records import ChangeDetector, ListTemplates, _digest, read_records
 from infra.simweb.generator import generate_site
 from infra.simweb.server import SIM_START, FaultBoard, SimClock, SimSite
@@ -417,6 +419,56 @@ def test_a_later_page_of_the_first_read_whose_top_items_no_first_page_showed_see
                        SOURCE, "crawl-1", later_page=True)
     page_three = read_records(_page([0, 1, -1], "crawl-1", SOURCE + "?page=3", reason="paginate"))
     assert detector.new_items(page_three.records, SOURCE, "crawl-1", later_page=True) == []
+
+
+def test_a_burst_between_the_first_page_and_its_page_size_variants_is_reported_once():
+    # The 1,000-site soak's 13 lost items: a list of twenty, its pager beside "10 20 50 per page" links, got a
+    # burst in the seconds between its first read and the walk on to those links; "?size=10" then showed none
+    # of the first page's items, and they seeded.
+    spec = generate_site(1, 977, None, SIM_START)
+    source = next(source for source in spec.sources if source.path == "/events/")
+    clock = SimClock(0)
+    site = SimSite(spec, clock, FaultBoard())
+    detector = ChangeDetector({}, {})
+    url = "http://127.0.0.1:36079/events/"
+
+    def read(query: str, reason: str, crawl: str) -> list[int]:
+        page_url = url + query
+        page = PageFetched(site="127.0.0.1:36079", crawl_id=crawl, url=page_url, final_url=page_url, reason=reason,
+                           status=200, content_type="text/html", source_url=url,
+                           body=site.respond(source.path, parse_qs(query.lstrip("?")))[1],
+                           fetched_at_ms=int(clock.now().timestamp() * 1000))
+        new = detector.new_items(read_records(page).records, url, crawl, later_page=reason == "paginate",
+                                 list_top=shows_list_top(page_url, url))
+        return [int(re.search(r"item-(\d+)", item.item_url)[1]) for item in new]
+
+    clock.advance(898.0)
+    first_read = site.respond(source.path, {})[1]
+    assert read("", "source", "crawl-1") == []
+    assert 'href="/events/?size=10"' in first_read and 'href="/events/?page=2"' in first_read
+    burst = [item.number for item in source.items if 898.0 < item.hours <= 899.8]
+    assert len(burst) == 12
+    clock.advance(1.8)
+    # Ten of the burst, none of the first page's items; then the other two above the first page's first item.
+    assert read("?size=10", "paginate", "crawl-1") == burst[::-1][:10]
+    assert read("?size=20", "paginate", "crawl-1") == burst[::-1][10:]
+    # Page two (the first page's last items and older ones) and a next page in size 10 seed: nothing new.
+    assert read("?page=2", "paginate", "crawl-1") == []
+    assert read("?size=10&page=3", "paginate", "crawl-1") == []
+    assert read("", "revisit", "crawl-2") == []
+
+
+def test_only_a_page_size_link_shows_the_list_from_its_top():
+    listing = "https://club.example.org/events/"
+    assert shows_list_top(listing + "?size=10", listing)
+    assert shows_list_top(listing + "?per_page=50", listing)
+    assert shows_list_top("https://club.example.org/events/?cat=talks&limit=50",
+                          "https://club.example.org/events/?cat=talks")
+    assert not shows_list_top(listing, listing)
+    assert not shows_list_top(listing + "?size=10&page=2", listing)
+    assert not shows_list_top(listing + "?page=2", listing)
+    assert not shows_list_top(listing + "?sort=oldest", listing)
+    assert not shows_list_top("https://club.example.org/news/?size=10", listing)
 
 
 def test_a_reads_new_items_go_out_before_its_records(monkeypatch):
