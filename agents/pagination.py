@@ -84,7 +84,11 @@ def tag_pages(model: PaginationTagger, model_name: str, pages: Sequence[PageFetc
     tagged = []
     for page, root, nodes in zip(pages, roots, labelled):
         links = _tagged_links(nodes, page.final_url)
-        if not any(link.url for link in links) and (more := untagged_next_link(page, root)) is not None:
+        # A tagged link that cannot be a later page of the list is no pager: beside a footer's "首页" ("first
+        # page", also "homepage": the site's root), a "Load more" still names the list's next slice.
+        list_url = page.source_url or page.url
+        if not any(link.url and not later_page_refusal(link.url, page.site, list_url) for link in links) and (
+                more := untagged_next_link(page, root)) is not None:
             links.append(more)
         clickable = len(clickable_nodes(root)) if root is not None else 0
         if clickable > len(nodes):

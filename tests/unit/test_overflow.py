@@ -6,6 +6,8 @@ from agents.overflow import KnownNextPages, next_page_request, next_page_url, ov
 from agents.pagination import above_the_list
 from agents.pagination import shared_tagger, tag_pages
 from agents.records import ChangeDetector, read_records
+from infra.simweb.generator import generate_site
+from infra.simweb.server import SIM_START, FaultBoard, SimClock, SimSite
 from schemas.crawl import OVERFLOW_REASON, PageFetched
 
 SOURCE = "https://club.example.org/news/"
@@ -154,6 +156,23 @@ def test_a_pager_link_to_the_homepage_or_a_page_above_the_list_is_never_its_next
     # A pager whose only other link is the homepage: no next page, where the homepage was read before.
     home_pager = '<div class="pagination"><a href="/">首页</a> <span>1</span> <a href="/">尾页</a></div>'
     assert next_page_url(_page(_listing([6, 5, 4], home_pager)), None) is None
+
+
+def test_a_load_more_link_beside_a_footer_link_to_the_homepage_leads_on():
+    # The 5,000-site soak's 29 items pushed off a Chinese news list of ten (site-1142's /news/): the tagger took
+    # its footer's "首页" (the homepage, and the word for "first page") for its pager, so its "加载更多" ("load
+    # more") was never read as one and no read went past the first page. Site 417 of seed 1 is such a list.
+    spec = generate_site(1, 417, None, SIM_START)
+    source = next(source for source in spec.sources if source.pagination == "load_more")
+    clock = SimClock(0)
+    clock.advance(1.0)
+    site = SimSite(spec, clock, FaultBoard())
+    url = "http://127.0.0.1:40000" + source.path
+    body = site.respond(source.path, {})[1]
+    assert '<a href="/">首页</a>' in body and "加载更多" in body
+    page = PageFetched(site="127.0.0.1:40000", crawl_id="revisit-1", url=url, final_url=url, reason="revisit",
+                       status=200, content_type="text/html", body=body, source_url=url)
+    assert next_page_url(page, None, KnownNextPages()) == f"{url}?offset={source.page_size}"
 
 
 def _numbered_pager(current: int, last: int) -> str:
