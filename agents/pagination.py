@@ -1,9 +1,11 @@
 """Stage `tag_pagination`'s core: tag a listing page's pagination and choose the next pages of the list.
 
 `tag_pages` runs the tagger over a batch of fetched pages and turns the PAGE and
-NEXT nodes into absolute links; on a page where it tags none, a "Load more" link
-that names the list's next slice in its URL is taken as NEXT
-(`untagged_next_link`). `PaginationFollower` decides which of them to
+NEXT nodes into absolute links; on a page where it tags none that could be a later
+page of the list, a "Load more" link that names the list's next slice in its URL
+is taken as NEXT (`untagged_next_link`). `shows_list_top` tells a later page that
+is the first page in another page size ("10 20 50 per page"), whose items the
+change detector reads as starting at the list's newest. `PaginationFollower` decides which of them to
 fetch: same-site targets only, NEXT before PAGE, each URL once per list, at most
 `max_pages` pages per source page (the source page included), never another
 site's page or a page above the list (`later_page_refusal`), and nothing from
