@@ -5,8 +5,8 @@ NEXT nodes into absolute links; on a page where it tags none that could be a lat
 page of the list, a "Load more" link that names the list's next slice in its URL
 is taken as NEXT (`untagged_next_link`). `shows_list_top` tells a later page that
 is the first page in another page size ("10 20 50 per page"), whose items the
-change detector reads as starting at the list's newest. `PaginationFollower` decides which of them to
-fetch: same-site targets only, NEXT before PAGE, each URL once per list, at most
+change detector reads as starting at the list's newest. `PaginationFollower`
+decides which of them to fetch: same-site targets only, NEXT before PAGE, each URL once per list, at most
 `max_pages` pages per source page (the source page included), never another
 site's page or a page above the list (`later_page_refusal`), and nothing from
 a page whose content repeats an earlier page of the same list — the sign of a
