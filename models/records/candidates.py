@@ -277,7 +277,7 @@ def candidate_features(candidates: list[ListCandidate], root: lxml.html.HtmlElem
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
     order = {element: index for index, element in enumerate(root.iter())}
     total_elements = max(len(order), 1)
-    page_letters = max(letters_of(text_of([root])), 1)
+    page_letters = max(letters_of(text_content(root)), 1)  # spacing holds no letters: not normalised
     letters = [c.letters for c in candidates]
     largest = max(max(letters), 1)
     rank = {index: position for position, index in enumerate(np.argsort([-value for value in letters]))}

@@ -9,11 +9,14 @@ single rows whose own children are all alike (a grid of cards, a table row
 holding several items), the records are those children (MDR's record
 identification step).
 
-Efficiency: every subtree's tag string is computed once, in one walk of the
-tree (bottom-up, capped at TAG_STRING_CAP tokens), tag names are small integers, and the edit
-distance is RapidFuzz's C implementation over those integer sequences; pairs
-whose lengths already differ by more than the threshold allows are skipped
-without computing the distance (a length bound on the normalized distance).
+Efficiency: one walk of the tree writes every element's tag once (as a small
+integer) into a flat pre-order list, and an element's tag string — capped at
+TAG_STRING_CAP tokens — is a slice of it, cut only for the elements compared
+(see TagStrings); where every child of a parent is alike, larger spans are not
+tried (they cannot cover more); the edit distance is RapidFuzz's C
+implementation over the integer sequences, and pairs whose lengths already
+differ by more than the threshold allows are skipped without computing it (a
+length bound on the normalized distance).
 """
 
 from __future__ import annotations
@@ -51,42 +54,60 @@ class DataRegion:
 
 class TagStrings:
     """Pre-order tag-name sequences of the subtrees under a root as integer tuples, and each element's
-    children, all read in one walk of the tree."""
+    children, read in one walk of the tree.
+
+    A subtree's pre-order is contiguous in its document's pre-order, so the walk writes every element's tag
+    code once, into a flat list, and keeps where each element's subtree begins and ends there: a tag string
+    is a slice, cut (and kept) only for the elements MDR compares. An element that holds no content (a
+    script, an svg) starts a list of its own: its subtree is in no ancestor's string, but in its own."""
 
     def __init__(self, root: lxml.html.HtmlElement) -> None:
         self.codes: dict[str, int] = {}
         self.cache: dict[lxml.html.HtmlElement, tuple[int, ...]] = {}
+        self._place: dict[lxml.html.HtmlElement, tuple[list[int], int, int]] = {}
         self._children: dict[lxml.html.HtmlElement, list[lxml.html.HtmlElement]] = {}
         self._classes: dict[lxml.html.HtmlElement, frozenset[str]] = {}
         self._walk(root)
 
     def _walk(self, root: lxml.html.HtmlElement) -> None:
-        # An element's tag string is its tag and then its children's strings (the pre-order of its subtree),
-        # capped: built when the walk leaves the element, from the strings its children left on the stack.
-        open_elements: list[tuple[list[int], list[lxml.html.HtmlElement]]] = []
+        open_elements: list[tuple[list[int], int, list[lxml.html.HtmlElement]]] = []
+        codes, place, children_of = self.codes, self._place, self._children
         for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
             if event == "start":
-                open_elements.append(([self.codes.setdefault(element.tag, len(self.codes))], []))
+                if open_elements and _holds_content(element):
+                    flat, _, siblings = open_elements[-1]
+                    siblings.append(element)
+                else:
+                    flat = []
+                open_elements.append((flat, len(flat), []))
+                flat.append(codes.setdefault(element.tag, len(codes)))
                 continue
-            sequence, children = open_elements.pop()
-            self.cache[element] = string = tuple(sequence[:TAG_STRING_CAP])
-            self._children[element] = children
-            if open_elements and _holds_content(element):
-                parent_sequence, siblings = open_elements[-1]
-                siblings.append(element)
-                if len(parent_sequence) < TAG_STRING_CAP:
-                    parent_sequence.extend(string)
+            flat, begin, children = open_elements.pop()
+            place[element] = (flat, begin, len(flat))
+            children_of[element] = children
 
     def children(self, element: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
         """element_children of an element under the root."""
         return self._children[element]
 
     def of(self, element: lxml.html.HtmlElement) -> tuple[int, ...]:
-        return self.cache[element]
+        """The element's pre-order tag codes, the first TAG_STRING_CAP of them."""
+        string = self.cache.get(element)
+        if string is None:
+            flat, begin, end = self._place[element]
+            string = self.cache[element] = tuple(flat[begin:min(end, begin + TAG_STRING_CAP)])
+        return string
 
     def of_group(self, elements: list[lxml.html.HtmlElement]) -> tuple[int, ...]:
+        """Adjacent siblings' strings one after the other, each cut at TAG_STRING_CAP, the whole at twice that."""
         if len(elements) == 1:
             return self.of(elements[0])
+        places = [self._place[element] for element in elements]
+        flat, begin, _ = places[0]
+        # Siblings none of whose strings is cut lie side by side in the flat list: one slice.
+        if all(end - start <= TAG_STRING_CAP for _, start, end in places) and \
+                all(a[2] == b[1] and a[0] is b[0] for a, b in zip(places, places[1:])):
+            return tuple(flat[begin:min(places[-1][2], begin + TAG_STRING_CAP * 2)])
         return tuple(code for element in elements for code in self.of(element))[:TAG_STRING_CAP * 2]
 
     def alike(self, left: list[lxml.html.HtmlElement], right: list[lxml.html.HtmlElement]) -> bool:
@@ -159,8 +180,13 @@ def _regions_under(parent: lxml.html.HtmlElement, tags: TagStrings) -> list[tupl
     children = tags.children(parent)
     if len(children) < 2:
         return []
-    candidates = [(span, first, count)
-                  for span in range(1, min(MAX_GENERALIZED, len(children) // 2) + 1)
+    single = list(_runs(children, tags, 1, 0))
+    if single == [(0, len(children))]:
+        # Alike children, all of them: a larger span covers fewer (see the sort below) and overlaps this.
+        return [(1, 0, len(children))]
+    candidates = [(1, first, count) for first, count in single] + [
+                  (span, first, count)
+                  for span in range(2, min(MAX_GENERALIZED, len(children) // 2) + 1)
                   for start in range(span)
                   for first, count in _runs(children, tags, span, start)]
     # Any run of alike single nodes is also a run of alike pairs, triples…, which may cover one node more

@@ -64,6 +64,7 @@ _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGN
 _TITLE_CLASS = re.compile(r"(?<![a-z])(?:title|headline)(?![a-z])", re.IGNORECASE)
 # The ASCII characters that are not letters, for letters_of.
 _ASCII_NOT_LETTERS = bytes(code for code in range(128) if not chr(code).isalpha())
+_ASCII_RUNS = re.compile(r"[\x00-\x7f]+")
 _NOT_ITEM_LINKS = ("#", "javascript:", "mailto:", "tel:", "data:")
 
 
@@ -468,11 +469,14 @@ def _sharing_a_class(children: list[lxml.html.HtmlElement],
 
 
 def letters_of(text: str) -> int:
-    """How many of the text's characters are letters (str.isalpha). An ASCII text's are counted by deleting the
-    rest in C: a large page's candidates count ~2 million characters, one bool object each by `map`."""
+    """How many of the text's characters are letters (str.isalpha). ASCII letters are counted by deleting the
+    rest in C: a large page's candidates count ~2 million characters, one bool object each by `map`; only the
+    others (a page's few curly quotes and accented names, or a whole text in another script) are asked one
+    by one."""
     if text.isascii():
         return len(text.encode("ascii").translate(None, _ASCII_NOT_LETTERS))
-    return sum(map(str.isalpha, text))
+    ascii_letters = len(text.encode("ascii", "ignore").translate(None, _ASCII_NOT_LETTERS))
+    return ascii_letters + sum(map(str.isalpha, _ASCII_RUNS.sub("", text)))
 
 
 def sibling_group_baseline(root: lxml.html.HtmlElement | None, base_url: str) -> list[ExtractedRecord]:

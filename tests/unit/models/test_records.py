@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from models.records.data_regions import find_data_regions
+from models.records.data_regions import TAG_STRING_CAP, TagStrings, element_children, find_data_regions
 from models.records.extraction import letters_of, record_key, sibling_group_baseline
 from models.records.main_list import extract_list, extract_records
 from models.records.ranker import LargestRegion
@@ -259,6 +259,35 @@ def test_the_baseline_groups_siblings_by_tag_and_class():
 def test_regions_are_found_under_every_parent():
     html = "<html><body><ul><li>a</li><li>b</li></ul><ol><li>c</li><li>d</li><li>e</li></ol></body></html>"
     assert sorted(len(region.records) for region in find_data_regions(parse_html(html))) == [2, 3]
+
+
+def test_tag_strings_are_each_subtrees_content_tags_in_pre_order_cut_at_the_cap():
+    # The definition TagStrings' flat slices must keep: an element's tag, then its content children's
+    # strings, cut at TAG_STRING_CAP; what holds no content (a script, an svg) is in no ancestor's string.
+    def reference(element) -> tuple:
+        codes = [element.tag]
+        for child in element_children(element):
+            codes.extend(reference(child))
+        return tuple(codes[:TAG_STRING_CAP])
+
+    deep = "<div>" + "<p><b>x</b><i>y</i></p>" * 120 + "</div>"  # 361 tags: cut
+    html = (f"<html><body><ul><li><a>a</a><!-- note --><script>s()</script></li><li><svg><g><path/></g></svg>b</li>"
+            f"</ul>{deep}{deep}<table><tr><td>1</td><td>2</td></tr></table></body></html>")
+    body = parse_html(html).find("body")
+    tags = TagStrings(body)
+    names = {code: name for name, code in tags.codes.items()}
+    elements = [element for element in body.iter() if isinstance(element.tag, str)]
+    for element in elements:
+        assert tuple(names[code] for code in tags.of(element)) == reference(element), element.tag
+    assert any(len(tags.of(element)) == TAG_STRING_CAP for element in elements)
+    for parent in elements:
+        children = tags.children(parent)
+        assert children == element_children(parent)
+        for size in (2, 3):
+            for start in range(len(children) - size + 1):
+                group = children[start:start + size]
+                joined = tuple(code for child in group for code in tags.of(child))[:TAG_STRING_CAP * 2]
+                assert tags.of_group(group) == joined
 
 
 def test_the_two_largest_regions_texts_are_exposed_for_the_page_classifier():
