@@ -56,7 +56,9 @@ def page_text(url: str, html: str) -> PageText:
     root = parse_html(html)
     if root is None:
         return PageText(url, site_of(url), "", "")
-    title = normalize_space(" ".join(root.xpath("//title//text()")))
+    # Walked, not asked of XPath: lxml lets go of the GIL for an XPath, and the worker's agent waits to take it
+    # back (streams.threads).
+    title = normalize_space(" ".join(text for element in root.iter("title") for text in element.itertext()))
     # The title is kept apart; scripts and styles are not text.
     for element in list(root.iter("title", "script", "style", "noscript", "template")):
         element.drop_tree()
