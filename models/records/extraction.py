@@ -295,8 +295,10 @@ def in_navigation(element: lxml.html.HtmlElement) -> bool:
 
 
 def _candidate(region: DataRegion, base_url: str) -> RegionCandidate | None:
+    if in_navigation(region.parent):  # asked first: a menu's records are not read as text
+        return None
     with_text = [(nodes, text) for nodes in region.records if (text := text_of(nodes))]
-    if len(with_text) < 2 or in_navigation(region.parent) or all(navigation_landmark(nodes[0]) for nodes, _ in with_text):
+    if len(with_text) < 2 or all(navigation_landmark(nodes[0]) for nodes, _ in with_text):
         return None
     records = [nodes for nodes, _ in with_text]
     texts = [text for _, text in with_text]
