@@ -24,7 +24,7 @@ import faust
 from agents.item_times import Held, HeldOutcomes
 from agents.links import is_html
 from agents.list_feeds import list_feed_record_messages, list_feed_requests
-from agents.overflow import next_page_request, next_page_url, overflowed
+from agents.overflow import next_page_request, next_page_url, overflowed, read_on_budget
 from agents.pagination import shows_list_top
 from agents.records import ChangeDetector, ListTemplates, SiteWitnesses, read_records, revisit_outcome, source_of
 from models.records.item_time import published_time
@@ -131,7 +131,7 @@ async def extract_records(stream):
                     if page.reason in ("revisit", OVERFLOW_REASON) and overflowed(
                             records, new_items, detector.reached_known(records, source, page.list_read_at_ms),
                             overflow):
-                        reading_on = await _read_on(page, loop)
+                        reading_on = await _read_on(page, records, loop)
                     for request in feeds:
                         log.info("%s shows no list of its own; reading its list's feed %s", page.url, request.url)
                         metrics.count("list_feeds_requested", "extract_records")
@@ -187,16 +187,21 @@ async def _send_held(page: PageFetched, sending: Held) -> None:
     metrics.count("item_pages_requested", "extract_records", len(sending.requests))
 
 
-async def _read_on(page: PageFetched, loop) -> bool:
+async def _read_on(page: PageFetched, records: Sequence[RecordExtracted], loop) -> bool:
     """A watched list's read found every item new: fetch its next page (agents.overflow); whether it is fetched."""
     url = await loop.run_in_executor(None, next_page_url, page, settings.pagination_model)
-    request = next_page_request(page, url, settings.overflow_max_pages) if url else None
+    budget = read_on_budget(page, records, settings.overflow_max_pages, settings.overflow_dated_max_pages)
+    request = next_page_request(page, url, budget) if url else None
     if request is None:
         log.info("%s: every item new, and %s", page.url, "no next page shown" if not url else "its pages all read")
         metrics.count("overflows_unfollowed", "extract_records", reason="no next page" if not url else "budget")
         return False
     log.info("%s: every item new; reading on at %s", page.url, url)
     metrics.count("overflows_followed", "extract_records")
+    if page.depth + 1 == settings.overflow_max_pages:
+        log.info("%s: past the read-on's %d pages, its items all dated since the list's last read", page.url,
+                 settings.overflow_max_pages)
+        metrics.count("overflows_past_budget", "extract_records")
     await send("crawl.requests", request)
     return True
 

@@ -10,7 +10,9 @@ its URL) and the list's next page fetched (reason
 OVERFLOW_REASON, through the fetch stage and its politeness), read with the list's template; on it the items
 before the first one known before the revisit are the pushed-off new ones (ChangeDetector), and while the
 pages meet no such item the next page follows — up to the read-on's page budget (settings.overflow_max_pages,
-the first page included: a burst, not the list's archive, so larger than a first read's).
+the first page included: a burst, not the list's archive, so larger than a first read's) — and past it, up to
+settings.overflow_dated_max_pages, while every item a page shows is dated since the list's last read: a burst
+larger than the budget, whose dates say it is new, where a list misread as all new would walk its archive.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from agents.pagination import later_page_refusal, shared_tagger, tag_pages
@@ -110,6 +113,34 @@ def _following_numbered_page(links: Sequence[TaggedLink], page: PageFetched, ahe
     return next((url for number, url in numbered if number == own + 1 and ahead(url)), None)
 
 
+# Slack on both sides of dated_since's span: a date written without its time (midnight), a time zone.
+DATE_SLACK = timedelta(days=1)
+
+
+def dated_since(records: Sequence[RecordExtracted], since: datetime | None, until: datetime | None) -> bool:
+    """Whether every record is dated within the list's last read (`since`) and this read (`until`), a day's
+    slack either way: items published in between. Not an archive's older items, nor a calendar's events to
+    come; false where either time is unknown or a record shows no date."""
+    if since is None or until is None or not records:
+        return False
+    low, high = _in_utc(since) - DATE_SLACK, _in_utc(until) + DATE_SLACK
+    return all(record.date is not None and low <= _in_utc(record.date) <= high for record in records)
+
+
+def _in_utc(moment: datetime) -> datetime:
+    """A message's time without a zone (a producer that left it out) read as UTC, as the extraction writes it."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def read_on_budget(page: PageFetched, records: Sequence[RecordExtracted], max_pages: int,
+                   dated_max_pages: int) -> int:
+    """The list's page budget for reading on past `page`: `max_pages`, or `dated_max_pages` where every item
+    the page shows is dated since the list's last read (dated_since)."""
+    if dated_since(records, page.list_read_before, page.tick_at):
+        return max(max_pages, dated_max_pages)
+    return max_pages
+
+
 def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlRequest | None:
     """The fetch of the list's next page after an overflowed read of `page` (None: the list's page budget is
     spent — `page.depth` is its place in the list, the first page's 0)."""
@@ -121,5 +152,6 @@ def next_page_request(page: PageFetched, url: str, max_pages: int) -> CrawlReque
         # only from pages above their crawl's depth).
         crawl_id=page.crawl_id, depth=page.depth + 1, max_depth=page.depth + 1, max_pages=max_pages,
         stop_at_ms=page.stop_at_ms, source_url=page.source_url or page.url, tick_at=page.tick_at,
-        list_read_at_ms=page.list_read_at_ms or read_mark(page), reason=OVERFLOW_REASON,
+        list_read_at_ms=page.list_read_at_ms or read_mark(page), list_read_before=page.list_read_before,
+        reason=OVERFLOW_REASON,
         referrer=page.final_url)

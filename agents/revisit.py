@@ -170,6 +170,7 @@ def revisit_request(source: WatchedSource, tick: int, clock: RevisitClock, event
         event_id=event_id, site=source.site, url=source.page_url, crawl_id=f"revisit-{tick}", depth=0,
         max_depth=0, max_pages=1, reason="revisit", source_url=source.page_url,
         tick_at=clock.for_page(source.page_url).tick_time(tick),
+        list_read_before=clock.for_page(source.page_url).tick_time(source.known_until) if source.read_once else None,
         etag=source.etag, last_modified=source.last_modified)
 
 

@@ -158,6 +158,10 @@ class Settings(BaseSettings):
     # the read stops at the first item known before it, so this bounds only a burst larger than it (or a list
     # whose order is misread as all new).
     overflow_max_pages: int = 30
+    # Pages a read-on may go past that budget while every item a page shows is dated since the list's last
+    # read (agents.overflow.dated_since): a burst larger than the budget, known to be new by its dates — a
+    # publication series adding some 250 items to a list of five between two reads.
+    overflow_dated_max_pages: int = 100
     laser_dir: Path | None = None
 
     # Discovery. Empty paths mean the agent and classifier shipped in the package; an empty threshold, the

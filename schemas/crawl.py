@@ -64,6 +64,10 @@ class CrawlScoped(Message):
     # since the epoch). Items known before it mark where what that read missed ends — not the source's latest
     # read, which a busy list's next revisit moves while the read-on is still on its way.
     list_read_at_ms: int | None = None
+    # A revisit and its read-on: when the list was last read before it (the end of that read's tick, on the
+    # scheduler's clock). Items dated since were published since: a read-on goes past its page budget only
+    # over pages of such items (agents.overflow.dated_since).
+    list_read_before: datetime | None = None
     # When the crawl ends (ms since the epoch, wall clock): a crawl given a time limit carries it in every
     # message, so that the workers stop it when its command does — a request that comes later is not fetched.
     stop_at_ms: int | None = None

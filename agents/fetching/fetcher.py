@@ -231,6 +231,7 @@ class Fetcher:
             "source_url": request.source_url,
             "tick_at": request.tick_at,
             "list_read_at_ms": request.list_read_at_ms,
+            "list_read_before": request.list_read_before,
             "stop_at_ms": request.stop_at_ms,
             "reason": request.reason,
             "topic": request.topic,

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import gzip
 import time
+from datetime import UTC, datetime
 
 import pytest
 from aiohttp import web
 
 from agents.fetching.fetcher import CrawlEnded, FetchConfig, Fetcher
-from schemas.crawl import CrawlRequest, FetchErrorKind, PageFetched
+from schemas.base import Message
+from schemas.crawl import CrawlRequest, CrawlScoped, FetchErrorKind, PageFetched
 
 PAGE_ZH = "<html><body><h1>活動訊息：市民講座與親子活動報名開始，歡迎踴躍參加</h1><p>最新消息與公告</p></body></html>" * 3
 BOMB = gzip.compress(b"\0" * (100 * 1024 * 1024), compresslevel=9)
@@ -208,6 +210,17 @@ async def test_conditional_get_records_not_modified(hostile):
     again, _ = await _fetch(hostile + "/cached", etag=first.etag)
     assert first.ok and first.etag == '"v1"'
     assert again.status == 304 and again.not_modified and again.error is FetchErrorKind.NONE
+
+
+async def test_a_page_carries_its_requests_crawl_scope(hostile):
+    # Every field a crawl's messages share (CrawlScoped) comes back on the page: a revisit's tick and its list's
+    # last read, a read-on's first-page read, the crawl's budget — what the stages after the fetch go by.
+    scope = {"depth": 2, "max_depth": 3, "max_pages": 40, "source_url": hostile + "/list",
+             "tick_at": datetime(2026, 5, 2, 23, tzinfo=UTC), "list_read_at_ms": 1_780_000_000_000,
+             "list_read_before": datetime(2026, 5, 1, 12, tzinfo=UTC), "stop_at_ms": 4_000_000_000_000}
+    assert set(scope) | {"crawl_id"} == set(CrawlScoped.model_fields) - set(Message.model_fields)
+    page, _ = await _fetch(hostile + "/ok", **scope)
+    assert page.ok and {name: getattr(page, name) for name in scope} == scope and page.crawl_id == "c"
 
 
 async def test_loopback_is_refused_unless_allowed(hostile):

@@ -1,8 +1,10 @@
 """Reading past a busy list's first page: when, where to, and how far (agents.overflow)."""
 
+from datetime import UTC, datetime
+
 import pytest
 
-from agents.overflow import KnownNextPages, next_page_request, next_page_url, overflowed
+from agents.overflow import KnownNextPages, next_page_request, next_page_url, overflowed, read_on_budget
 from agents.pagination import above_the_list
 from agents.pagination import shared_tagger, tag_pages
 from agents.records import ChangeDetector, read_records
@@ -223,3 +225,46 @@ def test_a_read_on_ends_at_what_was_known_before_its_own_first_page_not_a_later_
     assert [_chain_read(detector, page) for page in chain] == [
         ([], True), ([], True), ([9, 8, 7], True), ([6, 5, 4], True), ([], False)]
     assert next_page_request(chain[0], SOURCE + "?page=3", max_pages=30).list_read_at_ms == first.fetched_at_ms
+
+
+def _burst_read_on(written: str | None, max_pages: int, dated_max_pages: int) -> tuple[int, int]:
+    """A list of five, items 5…1 (May 1) read at noon on May 1; by the revisit late on May 2, 250 items more
+    (dated as `written`, or undated): (new items reported, pages read) as the stage reads on."""
+    def listing(numbers: range) -> str:
+        items = "".join(f'<li><h3><a href="/news/{n}/">Council news number {n}</a></h3>'
+                        + (f"<p>{written if n > 5 else 'May 1, 2026'}</p>" if written else "") + "</li>"
+                        for n in numbers)
+        return f"<html><body><main><ul>{items}</ul>{NEXT_PAGER}</main></body></html>"
+
+    detector = ChangeDetector({}, {})
+    _read(detector, _page(listing(range(5, 0, -1)), reason="source", at=1), "crawl-1")
+    page = _page(listing(range(255, 250, -1)), at=2).model_copy(update={
+        "tick_at": datetime(2026, 5, 2, 23, tzinfo=UTC), "list_read_before": datetime(2026, 5, 1, 12, tzinfo=UTC)})
+    records = read_records(page).records
+    new = detector.new_items(records, SOURCE, "revisit-40")
+    reported, pages = len(new), 1
+    while overflowed(records, new, detector.reached_known(records, SOURCE, page.list_read_at_ms), pages > 1):
+        request = next_page_request(page, f"{SOURCE}?page={pages + 1}",
+                                    read_on_budget(page, records, max_pages, dated_max_pages))
+        if request is None:
+            break
+        top = 255 - 5 * pages
+        page = _page(listing(range(top, top - 5, -1)), request.url, depth=request.depth, reason=OVERFLOW_REASON,
+                     at=2 + pages).model_copy(update={field: getattr(request, field) for field in (
+                         "list_read_at_ms", "list_read_before", "tick_at")})
+        records = read_records(page).records
+        new = detector.new_items(records, SOURCE, page.crawl_id, overflow=True, read_at_ms=page.list_read_at_ms)
+        reported, pages = reported + len(new), pages + 1
+    return reported, pages
+
+
+def test_a_burst_dated_since_the_last_read_is_read_on_past_the_page_budget():
+    # Some 250 items of one publication series between two reads of a list of five (the 5,000-site soak lost
+    # the 100 past the read-on's 30 pages on three such lists): dated since the last read, they are new by
+    # their dates, and the read-on goes on to the first known item (page 51). Undated, or dated before the
+    # last read (an archive the detector misread as new), it stops at the budget; the dated budget bounds both.
+    assert _burst_read_on("May 2, 2026", max_pages=30, dated_max_pages=100) == (250, 51)
+    assert _burst_read_on(None, max_pages=30, dated_max_pages=100) == (150, 30)
+    assert _burst_read_on("April 20, 2026", max_pages=30, dated_max_pages=100) == (150, 30)
+    assert _burst_read_on("May 9, 2026", max_pages=30, dated_max_pages=100) == (150, 30)  # events to come
+    assert _burst_read_on("May 2, 2026", max_pages=30, dated_max_pages=40) == (200, 40)

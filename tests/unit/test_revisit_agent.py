@@ -332,6 +332,19 @@ def test_the_shipped_model_learns_a_seven_oclock_page_within_three_days(dated):
     assert int(np.argmax(tomorrow)) == 7 and tomorrow[7] > 5 * np.median(tomorrow), tomorrow.round(4)
 
 
+def test_a_revisit_carries_when_its_list_was_last_read():
+    # For a read-on's dates to go by (agents.overflow.dated_since): none before the page's first read, then the
+    # tick of its last successful read — a failed one does not move it.
+    always = _rhythm_only(0.0)
+    source = start_watching(URL, "example.org", 100)
+    assert first_read(source, CLOCK).list_read_before is None
+    assert decide(always, [(source, tick_message(source, 101, CLOCK))], CLOCK, None)[0].request.list_read_before is None
+    observe(source, _outcome(100), CLOCK, PRIOR)
+    observe(source, _outcome(101, read=False), CLOCK, PRIOR)
+    revisit = decide(always, [(source, tick_message(source, 102, CLOCK))], CLOCK, None)[0].request
+    assert revisit.list_read_before == CLOCK.tick_time(100)
+
+
 def test_no_page_starves_a_model_that_never_fetches_still_revisits_every_longest_interval():
     never, always = _rhythm_only(1.01), _rhythm_only(0.0)
     bound = starvation_ticks(24.0, CLOCK.tick_hours)
