@@ -210,7 +210,7 @@ def _revealed_copy(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
 def _holds_links(element: lxml.html.HtmlElement, count: int) -> bool:
     """Whether `count` or more links (`a[@href]`) lie below the element. Walked, not asked of XPath: lxml lets go
     of the GIL for an XPath, and in a worker each call waits for it (streams.threads) — a page hides 16 elements
-    on average, 32 at the tenth decile."""
+    on average, 32 at the 90th percentile."""
     links = (anchor for anchor in element.iterdescendants("a") if anchor.get("href") is not None)
     return sum(1 for _ in itertools.islice(links, count)) >= count
 
