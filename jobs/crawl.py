@@ -7,10 +7,12 @@ a worker of its own for the crawl and follows its counters."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from dataclasses import dataclass
 
+from aiokafka.errors import KafkaError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from collections.abc import Awaitable, Callable
@@ -25,6 +27,7 @@ from schemas.crawl import SEED_REASON, TOPICAL_REASON, CrawlRequest, CrawlTopic
 from schemas.discovery import DISCOVER_REASON
 from schemas.sites import site_of
 
+log = logging.getLogger(__name__)
 # The pipeline must stay idle this long before a crawl counts as finished: in the crawl's own worker (its
 # counters are exact), and followed from outside (the sink writes in batches, offsets are committed every
 # few seconds).
@@ -54,6 +57,22 @@ class CrawlPlan:
 
 # (topic, partition) → (a consumer group's committed offset, the end offset), for each group followed.
 Positions = dict[tuple[str, int], tuple[int, int]]
+
+
+async def _crawl_positions(bootstrap: str, prefix: str, topics: set[str]) -> dict[str, Positions] | None:
+    """The queue positions on the crawl's topics of the processing workers' group and of the sink workers'
+    (when they run apart, role sink); None when the broker does not answer — restarting, or too busy to answer
+    within the client's timeout: the crawl goes on meanwhile, and its command asks again a second later."""
+    positions = {}
+    try:
+        for role in ("all", "sink"):
+            group = consumer_group(prefix, role)
+            positions[group] = {partition: offsets for partition, offsets
+                                in (await queue_positions(bootstrap, group)).items() if partition[0] in topics}
+    except KafkaError as error:
+        log.warning("the broker gave no queue positions (%s); asking again", error.__class__.__name__)
+        return None
+    return positions
 
 
 @dataclass
@@ -241,20 +260,16 @@ async def _crawl_on_running_workers(plan: CrawlPlan, settings: Settings, show_pr
             await asyncio.sleep(1.0)
             now = time.monotonic()
             _, rows = await read(queries.crawl_fetch_count(crawl_id))
-            # The processing workers' group, and the sink workers' when they run apart (role sink); the
-            # crawl's topics only.
-            positions = {}
-            for role in ("all", "sink"):
-                group = consumer_group(settings.topic_prefix, role)
-                positions[group] = {partition: offsets for partition, offsets
-                                    in (await queue_positions(bootstrap, group)).items() if partition[0] in topics}
-            busy = rows[0][0] != fetched or any(any(lags_of(group).values()) for group in positions.values())
+            positions = await _crawl_positions(bootstrap, settings.topic_prefix, topics)
+            # Positions unknown (the broker did not answer): the workers may be busy; nothing is judged stalled.
+            busy = rows[0][0] != fetched or positions is None or any(
+                any(lags_of(group).values()) for group in positions.values())
             if plan.reason == DISCOVER_REASON:
                 _, ended = await read(queries.crawl_episode_count(crawl_id))
                 if ended[0][0] >= len({request.url for request in requests}):
                     quiet_since = quiet_since or now
                     break
-                if stall.stalled(now, rows[0][0] != fetched, positions):
+                if positions is not None and stall.stalled(now, rows[0][0] != fetched, positions):
                     stalled = True
                     break
             fetched = rows[0][0]

@@ -1,6 +1,10 @@
 """When `sourcewatch discover` beside running workers stops waiting for its episodes (jobs.crawl.DiscoveryStall)."""
 
-from jobs.crawl import DiscoveryStall
+import asyncio
+import logging
+import socket
+
+from jobs.crawl import DiscoveryStall, _crawl_positions
 
 GROUP = "sourcewatch"
 
@@ -57,3 +61,14 @@ def test_every_group_must_be_past_the_queue():
     caught_up = {GROUP: {("crawl.requests", 0): (50, 50)}, "sourcewatch-sink": {("pages.fetched", 0): (80, 80)}}
     assert not stall.stalled(320, False, caught_up)
     assert stall.stalled(380, False, caught_up)
+
+
+def test_a_broker_that_does_not_answer_leaves_the_positions_unknown_not_the_command_failed(caplog):
+    # The soak stops its broker for 30 s while discovery's command may still follow its episodes: asked then,
+    # aiokafka raises (a timeout, a refused connection), and the command asked again instead of ending there.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with caplog.at_level(logging.WARNING, logger="jobs.crawl"):
+        assert asyncio.run(_crawl_positions(f"127.0.0.1:{port}", "sw.", {"sw.crawl.requests"})) is None
+    assert "the broker gave no queue positions" in caplog.text
