@@ -20,12 +20,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from agents.pagination import later_page_refusal, shared_tagger, tag_pages
 from agents.records import read_mark
 from models.pagination.data import clickable_urls
+from models.records.dates import in_utc
 from models.pagination.tagger import model_name
 from models.web.dom import parse_html
 from schemas.base import derived_event_id
@@ -123,13 +124,8 @@ def dated_since(records: Sequence[RecordExtracted], since: datetime | None, unti
     come; false where either time is unknown or a record shows no date."""
     if since is None or until is None or not records:
         return False
-    low, high = _in_utc(since) - DATE_SLACK, _in_utc(until) + DATE_SLACK
-    return all(record.date is not None and low <= _in_utc(record.date) <= high for record in records)
-
-
-def _in_utc(moment: datetime) -> datetime:
-    """A message's time without a zone (a producer that left it out) read as UTC, as the extraction writes it."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    low, high = in_utc(since) - DATE_SLACK, in_utc(until) + DATE_SLACK
+    return all(record.date is not None and low <= in_utc(record.date) <= high for record in records)
 
 
 def read_on_budget(page: PageFetched, records: Sequence[RecordExtracted], max_pages: int,

@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, quote, urljoin, urlsplit, urlunsplit
 import icalendar
 import recurring_ical_events
 
+from models.records.dates import in_utc
 from models.records.extraction import ExtractedRecord
 from models.web.dom import fragment_text, normalize_space, parse_html
 
@@ -152,5 +153,5 @@ def _moment(value: date | datetime) -> datetime:
     """A start or creation time in UTC; an all-day event's day at midnight UTC (a day, no time of day); a
     floating time (no zone) taken as UTC."""
     if isinstance(value, datetime):
-        return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return in_utc(value)
     return datetime.combine(value, time(), tzinfo=UTC)

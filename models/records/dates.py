@@ -83,6 +83,12 @@ def _weekday_words() -> frozenset[str]:
         for key in _WEEKDAY_KEYS for name in locale.info.get(key, []))
 
 
+def in_utc(moment: datetime) -> datetime:
+    """The moment in UTC; one written without a zone (a floating time, a producer that left it out) taken as
+    UTC, as the extraction writes its dates."""
+    return moment.astimezone(UTC) if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def has_time_of_day(moment: datetime) -> bool:
     """Whether a date read from a page says when in its day (midnight is how a date without a time reads)."""
     return bool(moment.hour or moment.minute or moment.second)

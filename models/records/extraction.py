@@ -475,9 +475,9 @@ def letters_of(text: str) -> int:
     rest in C: a large page's candidates count ~2 million characters, one bool object each by `map`; only the
     others (a page's few curly quotes and accented names, or a whole text in another script) are asked one
     by one."""
-    if text.isascii():
-        return len(text.encode("ascii").translate(None, _ASCII_NOT_LETTERS))
     ascii_letters = len(text.encode("ascii", "ignore").translate(None, _ASCII_NOT_LETTERS))
+    if text.isascii():
+        return ascii_letters
     return ascii_letters + sum(map(str.isalpha, _ASCII_RUNS.sub("", text)))
 
 

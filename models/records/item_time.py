@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import lxml.html
 
-from models.records.dates import EARLIEST_YEAR, date_in_text, has_time_of_day, numeric_day_first
+from models.records.dates import EARLIEST_YEAR, date_in_text, has_time_of_day, in_utc, numeric_day_first
 from models.records.extraction import drop_invisible
 from models.web.dom import text_content
 
@@ -35,7 +35,7 @@ def _iso_time(value: str) -> datetime | None:
         return None
     if moment.year < EARLIEST_YEAR:  # a theme's placeholder for a page without a date
         return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return in_utc(moment)
 
 
 def _machine_readable(root: lxml.html.HtmlElement) -> datetime | None:
