@@ -4,6 +4,10 @@ on the same local sites with the same politeness and page budget, each run in a 
 Sites: the simulated web (fixed seed, clock nearly still, no faults) plus the real
 snapshots of <data>/sites when present. Each configuration runs `runs` times;
 the table reports the median and the spread (min–max) of each figure.
+
+The pipeline runs in the crawl command's own worker, or (`workers` N) as users scale out on one machine: a sink
+worker and N processing workers started for each run, the crawl command beside them; its CPU seconds are then
+the workers' over the run and the command's, its peak RSS the largest worker's.
 """
 
 from __future__ import annotations
@@ -28,9 +32,12 @@ from agents.links import links_of
 from infra.processes import cpu_seconds, serve_in_child
 from infra.settings import Settings
 from jobs.crawl import CrawlPlan, seed_requests
+from jobs.worker_processes import Workers, joined
 from schemas.crawl import CrawlRequest
 
 CONFIGURATIONS = ("full", "fetch_parse", "scrapy")
+# How long started workers may take to join their consumer groups.
+JOIN_LIMIT_S = 180.0
 
 
 # -- (b) fetch + parse without Kafka ---------------------------------------------------------------
@@ -114,9 +121,42 @@ def _loopback_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _pipeline_run(seed_args: list[str], env: dict[str, str], timeout: float, workers: int, run_dir: Path) -> Run:
+    """One run of `sourcewatch crawl`: in its own worker (`workers` 0), or beside a sink worker and `workers`
+    processing workers started for it (their logs in `run_dir`)."""
+    if not workers:
+        return _measure(["crawl", *seed_args], env, timeout)
+    from infra.kafka_broker import bootstrap_address
+    from infra.settings import get_settings
+
+    bootstrap, prefix = bootstrap_address(get_settings()), env["SOURCEWATCH_TOPIC_PREFIX"]
+    pool = Workers(env, run_dir)
+    try:
+        pool.start("sink", "sink")
+        for index in range(workers):
+            pool.start(f"process-{index}", "process")
+        deadline = time.monotonic() + JOIN_LIMIT_S
+        while not joined(bootstrap, prefix, workers):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the workers did not join their groups in {JOIN_LIMIT_S:.0f} s (logs in {run_dir})")
+            time.sleep(1)
+        pool.sample()
+        before = dict(pool.cpu)
+        run = _measure(["crawl", *seed_args], env, timeout)
+        pool.sample()
+    finally:
+        unclean = pool.stop_all()
+    if unclean:
+        raise RuntimeError(f"workers {', '.join(unclean)} did not stop cleanly (logs in {run_dir})")
+    used = {name: round(pool.cpu[name] - before.get(name, 0.0), 2) for name in pool.cpu}
+    return Run(run.pages_fetched, run.pages_per_s, run.cpu_seconds + sum(used.values()), max(pool.peak_mb.values()),
+               run.extra | {"workers_cpu_s": used, "workers_peak_rss_mb": {name: round(mb) for name, mb in pool.peak_mb.items()}})
+
+
 def bench_crawl(sites: int, seed: int, runs: int, max_pages: int, snapshots: Path | None,
-                timeout: float = 1800.0, progress=print) -> dict:
-    """Serve the site set, crawl it `runs` times with each configuration, and compare."""
+                timeout: float = 1800.0, progress=print, workers: int = 0) -> dict:
+    """Serve the site set, crawl it `runs` times with each configuration, and compare (the pipeline in the crawl
+    command's own worker, or beside a sink and `workers` processing workers)."""
     results: dict[str, list[Run]] = {name: [] for name in CONFIGURATIONS}
     with ExitStack() as stack:
         served = stack.enter_context(serve_in_child(["simweb", "--sites", str(sites), "--seed", str(seed),
@@ -127,28 +167,30 @@ def bench_crawl(sites: int, seed: int, runs: int, max_pages: int, snapshots: Pat
         seed_args = ["--seeds", *seeds, "--max-pages", str(max_pages)]
         for number in range(1, runs + 1):
             for name in CONFIGURATIONS:
-                progress(f"run {number}/{runs}: {name} over {len(seeds)} sites …")
+                beside = f" beside a sink and {workers} processing worker(s)" if name == "full" and workers else ""
+                progress(f"run {number}/{runs}: {name}{beside} over {len(seeds)} sites …")
                 if name == "full":
                     # Fresh topics and ClickHouse per run, so runs do not see each other's messages.
+                    run_dir = Path(stack.enter_context(_tempdir()))
                     env = _loopback_env(SOURCEWATCH_TOPIC_PREFIX=f"bench-{uuid.uuid4().hex[:8]}.",
-                                        SOURCEWATCH_CLICKHOUSE_DSN=f"chdb://{stack.enter_context(_tempdir())}")
+                                        SOURCEWATCH_CLICKHOUSE_DSN=f"chdb://{run_dir / 'clickhouse'}")
                     broker_before = _broker_cpu_seconds()
-                    run = _measure(["crawl", *seed_args], env, timeout)
+                    run = _pipeline_run(seed_args, env, timeout, workers, run_dir)
                     broker_after = _broker_cpu_seconds()
-                    run.extra["consumer_lag"] = asyncio.run(_lag(env))
+                    run.extra["consumer_lag"] = asyncio.run(_lag(env, ("all", "sink") if workers else ("all",)))
                     # The broker's CPU over the run, beside the worker's own (the pipeline's Kafka work is both).
                     run.extra["broker_cpu_s"] = (round(broker_after - broker_before, 2)
                                                  if broker_before is not None and broker_after is not None else None)
                 else:
                     run = _measure(["bench", name.replace("_", "-"), *seed_args], _loopback_env(), timeout)
                 results[name].append(run)
-    return _report(results, len(seeds), runs, max_pages)
+    return _report(results, len(seeds), runs, max_pages, workers)
 
 
-async def _lag(env: dict[str, str]) -> int:
-    """Messages of the run's topics that its consumer group had not committed when it stopped — but for
-    `metrics`: a stopping worker sends its last counts there after its consumer has stopped, for the next
-    worker to store (agents.flush_metrics)."""
+async def _lag(env: dict[str, str], roles: tuple[str, ...]) -> int:
+    """Messages of the run's topics that its consumer groups (of the workers in `roles`) had not committed when
+    they stopped — but for `metrics`: a stopping worker sends its last counts there after its consumer has
+    stopped, for the next worker to store (agents.flush_metrics)."""
     from infra.kafka_broker import bootstrap_address
     from infra.kafka_topics import consumer_group, consumer_lag
     from infra.settings import get_settings
@@ -156,8 +198,8 @@ async def _lag(env: dict[str, str]) -> int:
 
     prefix = env["SOURCEWATCH_TOPIC_PREFIX"]
     bootstrap = env.get("SOURCEWATCH_KAFKA_BOOTSTRAP") or bootstrap_address(get_settings())
-    return await consumer_lag(bootstrap, consumer_group(prefix),
-                              [f"{prefix}{name}" for name in TOPICS if name != "metrics"])
+    topics = [f"{prefix}{name}" for name in TOPICS if name != "metrics"]
+    return sum([await consumer_lag(bootstrap, consumer_group(prefix, role), topics) for role in roles])
 
 
 def _broker_cpu_seconds() -> float | None:
@@ -177,7 +219,7 @@ def _tempdir() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(prefix="sourcewatch-bench-")
 
 
-def _report(results: dict[str, list[Run]], site_count: int, runs: int, max_pages: int) -> dict:
+def _report(results: dict[str, list[Run]], site_count: int, runs: int, max_pages: int, workers: int) -> dict:
     def figure(name: str, attribute: str) -> dict:
         return _spread([getattr(run, attribute) for run in results[name]])
 
@@ -190,6 +232,8 @@ def _report(results: dict[str, list[Run]], site_count: int, runs: int, max_pages
         "sites": site_count,
         "runs": runs,
         "max_pages_per_site": max_pages,
+        # 0: the crawl command's own worker; else the processing workers beside a sink worker.
+        "full_workers": workers,
         "full_pages_per_s": full,
         "fetch_parse_pages_per_s": fetch_parse,
         "scrapy_pages_per_s": scrapy,
@@ -210,7 +254,14 @@ def _report(results: dict[str, list[Run]], site_count: int, runs: int, max_pages
         # None where the broker is not the local one.
         "full_broker_cpu_s": (_spread([r.extra["broker_cpu_s"] for r in full_runs])
                               if all(r.extra["broker_cpu_s"] is not None for r in full_runs) else None),
-    }
+    } | ({
+        # Each started worker's own CPU seconds over the run and peak RSS (the configuration's are their sum and
+        # the largest).
+        "full_workers_cpu_s": {name: _spread([r.extra["workers_cpu_s"][name] for r in full_runs])
+                               for name in full_runs[0].extra["workers_cpu_s"]},
+        "full_workers_peak_rss_mb": {name: _spread([r.extra["workers_peak_rss_mb"][name] for r in full_runs])
+                                     for name in full_runs[0].extra["workers_peak_rss_mb"]},
+    } if workers else {})
 
 
 def print_table(report: dict) -> None:
@@ -227,6 +278,9 @@ def print_table(report: dict) -> None:
           f"{report['ratio_fetch_parse_vs_scrapy']}; full fetch→ClickHouse p50/p99 = "
           f"{report['full_fetch_to_clickhouse_ms_p50']['median']} / {report['full_fetch_to_clickhouse_ms_p99']['median']} ms; "
           f"consumer lag at end = {report['full_consumer_lag_at_end']['median']}")
+    if report["full_workers"]:
+        print(f"full: beside a sink and {report['full_workers']} processing worker(s); CPU s per run "
+              + ", ".join(f"{name} {spread['median']}" for name, spread in report["full_workers_cpu_s"].items()))
     if report["full_broker_cpu_s"] is not None:
         print(f"full: the broker's CPU {report['full_broker_cpu_s']['median']} s per run (the worker's: CPU s/page "
               "× pages above)")

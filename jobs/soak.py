@@ -18,12 +18,11 @@ import asyncio
 import json
 import logging
 import os
-import signal
 import subprocess
 import sys
 import time
 import urllib.request
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -33,14 +32,15 @@ from urllib.parse import urlsplit
 
 from aiokafka.errors import KafkaError
 
-from infra.kafka_broker import LocalKafka, bootstrap_address, first_free_port
-from infra.kafka_topics import consumer_group, delete_topics, group_members, lag_by_topic, worker_client_id
-from infra.processes import cpu_seconds, die_with_parent, serve_in_child
+from infra.kafka_broker import LocalKafka, bootstrap_address
+from infra.kafka_topics import consumer_group, delete_topics, lag_by_topic
+from infra.processes import die_with_parent, serve_in_child
 from infra.settings import Settings
 from infra.sql_owner import read_clickhouse
 from jobs.replay import read_topic
 from jobs.simweb_control import control_json, simulated_clock
 from jobs.soak_truth import against_truth, found_by_discovery, politeness
+from jobs.worker_processes import Workers, joined
 
 log = logging.getLogger(__name__)
 
@@ -73,109 +73,6 @@ class SoakPlan:
     # The run's topics stay on the broker (to replay them); by default they are deleted once its figures are
     # read: each run makes its own (~270 partitions), and a broker that keeps them all restarts ever slower.
     keep_topics: bool = False
-
-
-def _proc_usage(pid: int) -> tuple[float, float, float] | None:
-    """(CPU seconds, peak resident MB, resident MB now) of a live process, from /proc; None when it is gone."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    if (cpu := cpu_seconds(pid)) is None:
-        return None
-    memory = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in status.splitlines()
-              if line.startswith(("VmHWM:", "VmRSS:"))}
-    return cpu, memory.get("VmHWM", 0.0), memory.get("VmRSS", 0.0)
-
-
-class Workers:
-    """The soak's worker processes by name; each one's usage summed over its lives (a restart is a new life).
-    A process it did not start (the local broker) is observed from the moment it is named: its CPU from then,
-    its largest resident size sampled (its own peak would reach back before the soak)."""
-
-    def __init__(self, env: dict[str, str], run_dir: Path) -> None:
-        self.env, self.run_dir = env, run_dir
-        self.running: dict[str, subprocess.Popen] = {}
-        self.observed: dict[str, int] = {}
-        self.cpu: dict[str, float] = defaultdict(float)
-        self.peak_mb: dict[str, float] = defaultdict(float)
-        # Resident MB at each sample, per process: whether memory stays bounded over the run.
-        self.rss_mb: dict[str, list[float]] = defaultdict(list)
-        self._last: dict[str, float] = {}
-        self.kills: list[dict] = []
-        self.ports: dict[str, int] = {}
-
-    def observe(self, name: str, pid: int) -> None:
-        usage = _proc_usage(pid)
-        if usage is not None:
-            self.observed[name], self._last[name] = pid, usage[0]
-
-    def start(self, name: str, role: str) -> None:
-        # Workers starting at once would each take the first free web port: each gets its own, kept on restart.
-        if name not in self.ports:
-            self.ports[name] = first_free_port(int(self.env.get("SOURCEWATCH_WEB_PORT", "6066")),
-                                               exclude=frozenset(self.ports.values()))
-        log = (self.run_dir / f"{name}.log").open("a")
-        self.running[name] = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--role", role,
-                                               "--loglevel", "warning"], stdout=log, stderr=subprocess.STDOUT,
-                                              env=self.env | {"SOURCEWATCH_WEB_PORT": str(self.ports[name])},
-                                              preexec_fn=die_with_parent)
-        self._last[name] = 0.0
-
-    def sample(self) -> None:
-        pids = {name: process.pid for name, process in self.running.items()} | self.observed
-        for name, pid in pids.items():
-            usage = _proc_usage(pid)
-            if usage is not None:
-                cpu, peak, now = usage
-                self.cpu[name] += cpu - self._last[name]
-                self._last[name] = cpu
-                self.peak_mb[name] = max(self.peak_mb[name], now if name in self.observed else peak)
-                self.rss_mb[name].append(now)
-
-    def memory_growth(self) -> dict[str, float]:
-        """Per process, resident MB in the run's last quarter over its second quarter (after start-up): near 1
-        when memory is bounded."""
-        growth = {}
-        for name, samples in self.rss_mb.items():
-            quarter = len(samples) // 4
-            if quarter and (second := max(samples[quarter:2 * quarter])):
-                growth[name] = round(max(samples[3 * quarter:]) / second, 2)
-        return growth
-
-    def kill(self, name: str, at: float) -> None:
-        self.sample()
-        self.running[name].send_signal(signal.SIGKILL)
-        self.running[name].wait(timeout=30)
-        self.kills.append({"worker": name, "at_share": round(at, 2)})
-
-    def stop_all(self, role: str = "") -> list[str]:
-        """SIGTERM each (whose name starts with `role`), wait; the names of those that did not exit cleanly."""
-        self.sample()
-        unclean = []
-        for name, process in self.running.items():
-            if not name.startswith(role):
-                continue
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=120)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            if process.returncode != 0 and not any(kill["worker"] == name for kill in self.kills):
-                unclean.append(name)
-        return unclean
-
-
-def _members(bootstrap: str, prefix: str, role: str) -> list[str]:
-    return asyncio.run(group_members(bootstrap, consumer_group(prefix, role)))
-
-
-def _joined(bootstrap: str, prefix: str, processing: int) -> bool:
-    """Whether the sink and every processing worker are members of their groups."""
-    return (_members(bootstrap, prefix, "all").count(worker_client_id("process")) >= processing
-            and bool(_members(bootstrap, prefix, "sink")))
 
 
 def _lags(bootstrap: str, prefix: str) -> dict[str, int] | None:
@@ -226,7 +123,7 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
         progress(f"{plan.sites} simulated sites, {len(pages)} source pages; starting the sink and "
                  f"{plan.workers} processing worker(s)")
         deadline = time.monotonic() + 180
-        while not _joined(bootstrap, prefix, plan.workers):
+        while not joined(bootstrap, prefix, plan.workers):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the workers did not join their groups in 180 s (logs in {plan.run_dir})")
             time.sleep(1)
@@ -255,7 +152,7 @@ def run_soak(plan: SoakPlan, settings: Settings, progress: Callable[[str], None]
             # One process down at a time: a kill waits until the last one killed is back in its group (a sink
             # restarted just as the broker stopped failed its bootstrap and exited).
             while pending and pending[0][0] <= share and (pending[0][1].startswith("faults") or (
-                    not restarts and _joined(bootstrap, prefix, plan.workers))):
+                    not restarts and joined(bootstrap, prefix, plan.workers))):
                 _, action, name = pending.pop(0)
                 if action == "kill":
                     progress(f"SIGKILL {name} at {share:.0%} of the window; restarted in "

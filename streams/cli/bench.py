@@ -31,15 +31,20 @@ class BenchCrawl(Command):
         parser.add_argument("--runs", type=int, default=3, help="runs per configuration (default 3)")
         parser.add_argument("--max-pages", type=int, default=200, help="page budget per site (default 200)")
         parser.add_argument("--no-snapshots", action="store_true", help="leave out <data>/sites")
+        parser.add_argument("--workers", type=int, default=0,
+                            help="run the pipeline on a sink worker and this many processing workers started "
+                                 "for each run, the crawl beside them (default 0: the crawl's own worker)")
         add_json(parser)
 
     def run(self, args: argparse.Namespace) -> int:
         from jobs.bench_crawl import bench_crawl, print_table
 
+        if args.workers < 0:
+            raise CommandError("--workers must be 0 or more")
         ensure_local_kafka()
         snapshots = None if args.no_snapshots else get_settings().data / "sites"
         report = bench_crawl(args.sites, args.seed, args.runs, args.max_pages, snapshots,
-                             progress=(lambda line: print(line, file=sys.stderr)))
+                             progress=(lambda line: print(line, file=sys.stderr)), workers=args.workers)
         print_json(report) if args.json else print_table(report)
         return 0
 

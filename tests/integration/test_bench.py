@@ -22,3 +22,15 @@ def test_bench_crawl_compares_the_three_crawlers_on_the_same_sites(pipeline_env)
     assert report["full_consumer_lag_at_end"]["median"] == 0
     # The test's broker is not the project's local one (sourcewatch kafka start): its CPU is not claimed.
     assert report["full_broker_cpu_s"] is None
+
+
+def test_bench_crawl_runs_the_pipeline_on_started_workers_as_users_scale_out(pipeline_env):
+    report = cli_json(["bench", "crawl", "--sites", "2", "--runs", "1", "--max-pages", "15", "--no-snapshots",
+                       "--workers", "1"], pipeline_env, timeout=400)
+    assert report["full_workers"] == 1
+    # The crawl beside a sink worker and a processing worker reads the same pages as alone, and both drained.
+    assert report["configurations"]["full"]["pages_fetched"]["median"] == 30
+    assert report["full_consumer_lag_at_end"]["median"] == 0
+    assert set(report["full_workers_cpu_s"]) == set(report["full_workers_peak_rss_mb"]) == {"sink", "process-0"}
+    for name, spread in report["full_workers_cpu_s"].items():
+        assert spread["median"] > 0 and report["full_workers_peak_rss_mb"][name]["median"] > 0, name
