@@ -138,7 +138,8 @@ def _pipeline_run(seed_args: list[str], env: dict[str, str], timeout: float, wor
         deadline = time.monotonic() + JOIN_LIMIT_S
         while not joined(bootstrap, prefix, workers):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the workers did not join their groups in {JOIN_LIMIT_S:.0f} s (logs in {run_dir})")
+                raise RuntimeError(f"the workers did not join their groups in {JOIN_LIMIT_S:.0f} s"
+                                   f"{_log_tails(run_dir)}")
             time.sleep(1)
         pool.sample()
         before = dict(pool.cpu)
@@ -147,10 +148,17 @@ def _pipeline_run(seed_args: list[str], env: dict[str, str], timeout: float, wor
     finally:
         unclean = pool.stop_all()
     if unclean:
-        raise RuntimeError(f"workers {', '.join(unclean)} did not stop cleanly (logs in {run_dir})")
+        raise RuntimeError(f"workers {', '.join(unclean)} did not stop cleanly{_log_tails(run_dir)}")
     used = {name: round(pool.cpu[name] - before.get(name, 0.0), 2) for name in pool.cpu}
-    return Run(run.pages_fetched, run.pages_per_s, run.cpu_seconds + sum(used.values()), max(pool.peak_mb.values()),
-               run.extra | {"workers_cpu_s": used, "workers_peak_rss_mb": {name: round(mb) for name, mb in pool.peak_mb.items()}})
+    peaks = {name: round(mb) for name, mb in pool.peak_mb.items()}
+    return Run(run.pages_fetched, run.pages_per_s, run.cpu_seconds + sum(used.values()), max(peaks.values()),
+               run.extra | {"workers_cpu_s": used, "workers_peak_rss_mb": peaks})
+
+
+def _log_tails(run_dir: Path, chars: int = 1500) -> str:
+    """The end of each worker's log, for an error: the run's folder is removed when the benchmark ends."""
+    return "".join(f"\n--- {log.name}:\n{log.read_text(errors='replace')[-chars:]}"
+                   for log in sorted(run_dir.glob("*.log")))
 
 
 def bench_crawl(sites: int, seed: int, runs: int, max_pages: int, snapshots: Path | None,
