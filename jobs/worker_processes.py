@@ -16,7 +16,7 @@ from infra.kafka_topics import consumer_group, group_members, worker_client_id
 from infra.processes import cpu_seconds, die_with_parent
 
 
-def process_usage(pid: int) -> tuple[float, float, float] | None:
+def _process_usage(pid: int) -> tuple[float, float, float] | None:
     """(CPU seconds, peak resident MB, resident MB now) of a live process, from /proc; None when it is gone."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
@@ -47,7 +47,7 @@ class Workers:
         self.ports: dict[str, int] = {}
 
     def observe(self, name: str, pid: int) -> None:
-        usage = process_usage(pid)
+        usage = _process_usage(pid)
         if usage is not None:
             self.observed[name], self._last[name] = pid, usage[0]
 
@@ -66,7 +66,7 @@ class Workers:
     def sample(self) -> None:
         pids = {name: process.pid for name, process in self.running.items()} | self.observed
         for name, pid in pids.items():
-            usage = process_usage(pid)
+            usage = _process_usage(pid)
             if usage is not None:
                 cpu, peak, now = usage
                 self.cpu[name] += cpu - self._last[name]
