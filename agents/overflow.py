@@ -26,8 +26,8 @@ from pathlib import Path
 from agents.pagination import later_page_refusal, shared_tagger, tag_pages
 from agents.records import read_mark
 from models.pagination.data import clickable_urls
-from models.records.dates import in_utc
 from models.pagination.tagger import model_name
+from models.records.dates import in_utc
 from models.web.dom import parse_html
 from schemas.base import derived_event_id
 from schemas.crawl import OVERFLOW_REASON, CrawlRequest, PageFetched
