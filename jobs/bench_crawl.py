@@ -186,6 +186,7 @@ def bench_crawl(sites: int, seed: int, runs: int, max_pages: int, snapshots: Pat
                     run = _pipeline_run(seed_args, env, timeout, workers, run_dir)
                     broker_after = _broker_cpu_seconds()
                     run.extra["consumer_lag"] = asyncio.run(_lag(env, ("all", "sink") if workers else ("all",)))
+                    run.extra["topics_deleted"] = _delete_run_topics(env)
                     # The broker's CPU over the run, beside the worker's own (the pipeline's Kafka work is both).
                     run.extra["broker_cpu_s"] = (round(broker_after - broker_before, 2)
                                                  if broker_before is not None and broker_after is not None else None)
@@ -199,15 +200,27 @@ async def _lag(env: dict[str, str], roles: tuple[str, ...]) -> int:
     """Messages of the run's topics that its consumer groups (of the workers in `roles`) had not committed when
     they stopped — but for `metrics`: a stopping worker sends its last counts there after its consumer has
     stopped, for the next worker to store (agents.flush_metrics)."""
-    from infra.kafka_broker import bootstrap_address
     from infra.kafka_topics import consumer_group, consumer_lag
-    from infra.settings import get_settings
     from schemas.registry import TOPICS
 
-    prefix = env["SOURCEWATCH_TOPIC_PREFIX"]
-    bootstrap = env.get("SOURCEWATCH_KAFKA_BOOTSTRAP") or bootstrap_address(get_settings())
+    prefix, bootstrap = env["SOURCEWATCH_TOPIC_PREFIX"], _bootstrap(env)
     topics = [f"{prefix}{name}" for name in TOPICS if name != "metrics"]
     return sum([await consumer_lag(bootstrap, consumer_group(prefix, role), topics) for role in roles])
+
+
+def _delete_run_topics(env: dict[str, str]) -> int:
+    """Delete the run's topics (about 36 of eight partitions): left on the user's broker they add up run after run,
+    and every client of it decodes them all in each metadata response."""
+    from infra.kafka_topics import delete_topics
+
+    return len(asyncio.run(delete_topics(_bootstrap(env), env["SOURCEWATCH_TOPIC_PREFIX"])))
+
+
+def _bootstrap(env: dict[str, str]) -> str:
+    from infra.kafka_broker import bootstrap_address
+    from infra.settings import get_settings
+
+    return env.get("SOURCEWATCH_KAFKA_BOOTSTRAP") or bootstrap_address(get_settings())
 
 
 def _broker_cpu_seconds() -> float | None:
@@ -259,6 +272,7 @@ def _report(results: dict[str, list[Run]], site_count: int, runs: int, max_pages
         "full_fetch_to_clickhouse_ms_p50": _spread([r.extra["fetch_to_clickhouse_ms_p50"] for r in full_runs]),
         "full_fetch_to_clickhouse_ms_p99": _spread([r.extra["fetch_to_clickhouse_ms_p99"] for r in full_runs]),
         "full_consumer_lag_at_end": _spread([r.extra["consumer_lag"] for r in full_runs]),
+        "full_topics_deleted": _spread([r.extra["topics_deleted"] for r in full_runs]),
         # None where the broker is not the local one.
         "full_broker_cpu_s": (_spread([r.extra["broker_cpu_s"] for r in full_runs])
                               if all(r.extra["broker_cpu_s"] is not None for r in full_runs) else None),

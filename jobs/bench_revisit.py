@@ -111,6 +111,7 @@ def bench_revisit_through_kafka(model_path: Path, sources: int, speed: float, se
     page's first read, at its watch's start, falls in the warm-up). The CPU per decision, times
     one decision per page and hour, gives the share of a core for 100,000 pages at 1-hour ticks."""
     from infra.kafka_broker import bootstrap_address, first_free_port
+    from infra.kafka_topics import delete_topics
     from infra.settings import get_settings
     from jobs.watch import add_sources, watch_requests
     settings = get_settings()
@@ -152,6 +153,8 @@ def bench_revisit_through_kafka(model_path: Path, sources: int, speed: float, se
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=60)
+        # The run's topics would stay on the user's broker, adding up run after run.
+        asyncio.run(delete_topics(env["SOURCEWATCH_KAFKA_BOOTSTRAP"], env["SOURCEWATCH_TOPIC_PREFIX"]))
     per_decision = cpu / count if count else None
     return {
         "sources": sources, "speed": speed, "seconds": round(elapsed, 1), "decisions": count,

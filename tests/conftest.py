@@ -3,6 +3,7 @@ apps served on loopback."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from aiokafka.admin import AIOKafkaAdminClient
 
 from infra.kafka_broker import KafkaSetupError, LocalKafka, first_free_port
 from infra.settings import Settings
@@ -100,6 +102,19 @@ def cli_json(args: list[str], env: dict[str, str], timeout: float = 300):
     result = run_cli([*args, "--json"], env, timeout)
     assert result.returncode == 0, f"sourcewatch {' '.join(args)} failed:\n{result.stderr[-3000:]}"
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def broker_topics(bootstrap: str) -> list[str]:
+    """Every topic on the broker."""
+    async def listed() -> list[str]:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            return list(await admin.list_topics())
+        finally:
+            await admin.close()
+
+    return asyncio.run(listed())
 
 
 @asynccontextmanager

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import cli_json
+from tests.conftest import broker_topics, cli_json
 
 pytestmark = pytest.mark.kafka
 
@@ -22,6 +22,10 @@ def test_bench_crawl_compares_the_three_crawlers_on_the_same_sites(pipeline_env)
     assert report["full_consumer_lag_at_end"]["median"] == 0
     # The test's broker is not the project's local one (sourcewatch kafka start): its CPU is not claimed.
     assert report["full_broker_cpu_s"] is None
+    # Each run's topics are deleted after it: none is left on the user's broker.
+    assert report["full_topics_deleted"]["min"] >= 20
+    assert not [name for name in broker_topics(pipeline_env["SOURCEWATCH_KAFKA_BOOTSTRAP"])
+                if name.startswith("bench-")]
 
 
 def test_bench_crawl_runs_the_pipeline_on_started_workers_as_users_scale_out(pipeline_env):
@@ -31,6 +35,8 @@ def test_bench_crawl_runs_the_pipeline_on_started_workers_as_users_scale_out(pip
     # The crawl beside a sink worker and a processing worker reads the same pages as alone, and both drained.
     assert report["configurations"]["full"]["pages_fetched"]["median"] == 30
     assert report["full_consumer_lag_at_end"]["median"] == 0
+    assert not [name for name in broker_topics(pipeline_env["SOURCEWATCH_KAFKA_BOOTSTRAP"])
+                if name.startswith("bench-")]
     assert set(report["full_workers_cpu_s"]) == set(report["full_workers_peak_rss_mb"]) == {"sink", "process-0"}
     for name, spread in report["full_workers_cpu_s"].items():
         assert spread["median"] > 0 and report["full_workers_peak_rss_mb"][name]["median"] > 0, name

@@ -6,15 +6,13 @@ page lost, no site's politeness exceeded (at its server)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient
 
 from infra.kafka_broker import LocalKafka
 from infra.settings import Settings
-from tests.conftest import free_port, make_pipeline_env, run_cli
+from tests.conftest import broker_topics, free_port, make_pipeline_env, run_cli
 
 pytestmark = pytest.mark.kafka
 
@@ -29,7 +27,7 @@ def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_t
         done = run_cli(["soak", "--sites", "6", "--days", "3", "--speed", "3600", "--workers", "1", "--faults",
                         "--down-seconds", "8", "--discovery-share", "0.34", "--run-dir", str(tmp_path / "run"),
                         "--json"], env, timeout=600)
-        left = asyncio.run(_topics(f"127.0.0.1:{port}"))
+        left = broker_topics(f"127.0.0.1:{port}")
     finally:
         LocalKafka(Settings().kafka_libs, tmp_path / "kafka", port=port).stop()
     assert done.returncode in (0, 1), done.stderr[-3000:]
@@ -64,12 +62,3 @@ def test_a_small_soak_through_faults_loses_no_watched_page_and_decides_no_tick_t
     # The exit code says whether anything was lost that the soak cannot explain.
     unexplained = result["missed"].get("read after its publication, not found", 0)
     assert done.returncode == (1 if unexplained else 0)
-
-
-async def _topics(bootstrap: str) -> list[str]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        return list(await admin.list_topics())
-    finally:
-        await admin.close()
