@@ -71,6 +71,57 @@ async def delete_topics(bootstrap: str, prefix: str) -> list[str]:
         await admin.close()
 
 
+@dataclass(frozen=True)
+class PrefixTopics:
+    """The topics of one prefix on a cluster: a deployment's, or a run's (a benchmark's, a soak's kept)."""
+
+    prefix: str
+    topics: int
+    partitions: int
+
+
+# Every prefix ensure_topics has served holds this topic: what tells sourcewatch's prefixes from other topics.
+_EVERY_PREFIX_HAS = "pages.fetched"
+# The Faust apps' own topics (table changelogs, the assignor's) begin with the prefix, then the app's id.
+_APP_TOPIC = "sourcewatch-"
+
+
+def prefix_of(name: str) -> str | None:
+    """The prefix a topic named like sourcewatch's has before the registry's name or the app's id; None else."""
+    for topic in TOPICS:
+        if name.endswith(topic):
+            return name[:-len(topic)]
+    return name[:name.index(_APP_TOPIC)] if _APP_TOPIC in name else None
+
+
+async def topic_partitions(bootstrap: str) -> dict[str, int]:
+    """Every topic on the cluster and its partitions."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        names = sorted(await admin.list_topics())
+        return {described["topic"]: len(described["partitions"])
+                for described in await admin.describe_topics(names)} if names else {}
+    finally:
+        await admin.close()
+
+
+def by_prefix(partitions: dict[str, int]) -> tuple[list[PrefixTopics], list[str]]:
+    """sourcewatch's topics grouped by prefix (most partitions first), and the other topics (Kafka's own left
+    out)."""
+    names = sorted(partitions)
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        if (prefix := prefix_of(name)) is not None:
+            groups.setdefault(prefix, []).append(name)
+    ours = {prefix: members for prefix, members in groups.items() if f"{prefix}{_EVERY_PREFIX_HAS}" in members}
+    listed = [PrefixTopics(prefix, len(members), sum(partitions.get(name, 0) for name in members))
+              for prefix, members in ours.items()]
+    counted = {name for members in ours.values() for name in members}
+    return (sorted(listed, key=lambda group: (-group.partitions, group.prefix)),
+            [name for name in names if name not in counted and not name.startswith("__")])
+
+
 WORKER_ROLES = ("all", "process", "sink")
 
 
