@@ -9,7 +9,8 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator
+import warnings
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from aiohttp import web
 from aiokafka.admin import AIOKafkaAdminClient
 
 from infra.kafka_broker import KafkaSetupError, LocalKafka, first_free_port
+from infra.kafka_topics import delete_topics
 from infra.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,9 +67,16 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture
-def pipeline_env(kafka_bootstrap: str, tmp_path: Path) -> dict[str, str]:
-    """Environment for a CLI run on the test broker: its own topics, chDB and web port."""
-    return make_pipeline_env(kafka_bootstrap, tmp_path)
+def pipeline_env(kafka_bootstrap: str, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Environment for a CLI run on the test broker: its own topics, chDB and web port. The topics are deleted
+    after the test: the session's broker would otherwise gather every test's (~36 each), and every client of it
+    decodes them all in each metadata answer, later tests paying for earlier ones."""
+    env = make_pipeline_env(kafka_bootstrap, tmp_path)
+    yield env
+    try:
+        asyncio.run(delete_topics(kafka_bootstrap, env["SOURCEWATCH_TOPIC_PREFIX"]))
+    except Exception as error:  # the test's own outcome stands; the leftover is only slower for the next ones
+        warnings.warn(f"the test's topics were not deleted: {error!r}")
 
 
 def make_pipeline_env(kafka_bootstrap: str, tmp_path: Path) -> dict[str, str]:
