@@ -115,7 +115,7 @@ def by_prefix(partitions: dict[str, int]) -> tuple[list[PrefixTopics], list[str]
         if (prefix := prefix_of(name)) is not None:
             groups.setdefault(prefix, []).append(name)
     ours = {prefix: members for prefix, members in groups.items() if f"{prefix}{_EVERY_PREFIX_HAS}" in members}
-    listed = [PrefixTopics(prefix, len(members), sum(partitions.get(name, 0) for name in members))
+    listed = [PrefixTopics(prefix, len(members), sum(partitions[name] for name in members))
               for prefix, members in ours.items()]
     counted = {name for members in ours.values() for name in members}
     return (sorted(listed, key=lambda group: (-group.partitions, group.prefix)),

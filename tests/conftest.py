@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from aiokafka.admin import AIOKafkaAdminClient
 
 from infra.kafka_broker import KafkaSetupError, LocalKafka, first_free_port
-from infra.kafka_topics import delete_topics
+from infra.kafka_topics import delete_topics, topic_partitions
 from infra.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,15 +114,7 @@ def cli_json(args: list[str], env: dict[str, str], timeout: float = 300):
 
 def broker_topics(bootstrap: str) -> list[str]:
     """Every topic on the broker."""
-    async def listed() -> list[str]:
-        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-        await admin.start()
-        try:
-            return list(await admin.list_topics())
-        finally:
-            await admin.close()
-
-    return asyncio.run(listed())
+    return list(asyncio.run(topic_partitions(bootstrap)))
 
 
 @asynccontextmanager
