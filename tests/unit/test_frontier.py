@@ -34,6 +34,35 @@ def test_respects_depth_and_page_budget():
     assert frontier.next_requests(_links("https://example.org/p0", 1, ["https://example.org/q"], max_pages=4)) == []
 
 
+class _Writes(dict):
+    """A mapping that counts its writes, as a table counts its changelog messages."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def __setitem__(self, key: str, value: int) -> None:
+        self.writes += 1
+        super().__setitem__(key, value)
+
+
+def test_a_page_that_plans_nothing_new_writes_no_budget():
+    planned = _Writes()
+    frontier = BfsFrontier({}, planned)
+    targets = [f"https://example.org/p{i}" for i in range(10)]
+    assert len(frontier.next_requests(_links("https://example.org/", 0, targets, max_pages=4))) == 3
+    assert planned.writes == 1 and planned == {"c\x00example.org": 4}
+    # The budget spent, the site's later pages plan nothing and leave the count as it is.
+    for i in range(3):
+        assert frontier.next_requests(_links(f"https://example.org/p{i}", 1, ["https://example.org/q"],
+                                             max_pages=4)) == []
+    assert planned.writes == 1
+    # A leaf of a fresh crawl (at the deepest level) plans nothing either: its seed's count stays implied.
+    BfsFrontier({}, planned).next_requests(
+        _links("https://example.org/x", 3, ["https://example.org/y"]).model_copy(update={"crawl_id": "d"}))
+    assert planned.writes == 1
+
+
 def test_crawls_are_independent():
     seen, planned = {}, {}
     frontier = BfsFrontier(seen, planned)
