@@ -41,7 +41,7 @@ class BfsFrontier:
                 self.seen.setdefault(seen_key(links.crawl_id, url), links.depth)
         budget = budget_key(links.crawl_id, links.site)
         # The page itself (a seed) counts against the budget the first time its site is seen.
-        was_planned = planned = self.enqueued.get(budget) or 1
+        planned = self.enqueued.get(budget) or 1
         requests: list[CrawlRequest] = []
         if links.depth < links.max_depth:
             for anchor in links.anchors:
@@ -68,6 +68,6 @@ class BfsFrontier:
                 )
         # Most of a crawl's pages plan nothing new (deepest, or their site's budget spent): writing the same count
         # back would be one changelog message per page for nothing.
-        if planned != was_planned:
+        if requests:
             self.enqueued[budget] = planned
         return requests
