@@ -54,14 +54,12 @@ pagination-model: setup
 	    $(SOURCEWATCH_DATA)/pagination/autopager --out models/pagination/pagination_default.pt
 
 # The shipped discovery agent: pre-trained on <data>/sites (models/discovery/discovery_pretrained.pt), then fine-tuned on
-# 40 sites of the simulated web with the shipped classifier as reward (models/discovery/discovery_default.pt); figures in
-# models/discovery/DISCOVERY_MODEL.md.
+# 40 sites of the simulated web with a content-only classifier as reward, its stopping model fitted on brief agents
+# fine-tuned alike (models/discovery/discovery_default.pt); figures in models/discovery/DISCOVERY_MODEL.md.
 discovery-model: setup
 	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --out models/discovery/discovery_pretrained.pt
 	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --from models/discovery/discovery_pretrained.pt \
-	    --finetune-simweb 40 --out models/discovery/discovery_default.pt
-	$(BIN)/sourcewatch train discovery --sites $(SOURCEWATCH_DATA)/sites --from models/discovery/discovery_default.pt \
-	    --stop-rule learned --out models/discovery/discovery_default.pt
+	    --finetune-simweb 40 --stop-rule learned --out models/discovery/discovery_default.pt
 
 # Test processes side by side (pytest-xdist), each with its own broker; a test's own workers are its children.
 # Tests marked TRAINING (tests/conftest.py) run one after another in one of them.

@@ -18,7 +18,7 @@ from pathlib import Path
 from infra.settings import get_settings
 from models.discovery.agent import DEFAULT_AGENT, RLCrawler, new_agent
 from models.discovery.anchor_boxes import AnchorBoxes
-from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier, train_source_classifier
+from models.discovery.classifier import DEFAULT_CLASSIFIER, SourcePageClassifier
 from models.discovery.data import LabelledSite, load_sites
 from models.discovery.episode import Episode, Fetch, figures, run_episode
 from models.discovery.finetuning import (
@@ -58,6 +58,10 @@ MISS_COSTS = (1.0, 2.0, 4.0, 8.0, 16.0)
 
 class NoSites(ValueError):
     """No labelled site folder among the given paths."""
+
+
+class NotRefittable(ValueError):
+    """A saved agent whose stopping model cannot be fitted as asked."""
 
 
 def _folds(sites: list[LabelledSite], folds: int | None, seed: int) -> list[tuple[list, list]]:
@@ -281,11 +285,11 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                         finetuned.finetuning_curve.append(await finetune(
                             agent, web.sites, web.homepages | homepages, web.fetch, rewards.trained_on(train),
                             finetuning.config, rehearsed=train if finetuning.rehearse else ()))
-                        # The fine-tuned agent's own stopping model (its choices on the stopping web added).
+                        # The fine-tuned agent's own stopping model (models.discovery.finetuning).
                         stopper = None
                         if "stopping_samples" in curve[-1]:
-                            stopper = await _stopping_model(agent, curve[-1]["stopping_samples"], stopping_web,
-                                                            config.miss_cost)
+                            stopper = await _finetuned_stopping_model(agent, train, homepages, fetch, config,
+                                                                      finetuning, web, rewards, stopping_web)
                             if config.stop_rule == "learned":
                                 agent.stopper = stopper
                         await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, finetuned,
@@ -319,14 +323,20 @@ async def _stopping_web(needed: bool) -> AsyncIterator[tuple[list[SimulatedSite]
         yield web
 
 
-async def _stopping_model(agent: RLCrawler, samples: list[tuple[list[float], bool]],
-                          stopping_web: tuple[list[SimulatedSite], dict[str, str], Fetch] | None,
-                          miss_cost: float) -> StoppingModel | None:
-    """The agent's stopping model from out-of-fold samples of the labelled sites and, for a fine-tuned agent,
-    its own choices on the stopping web (models.discovery.finetuning)."""
-    if agent.finetuned_on and stopping_web is not None:
-        samples = samples + await own_simulated_choices(agent, *stopping_web)
-    return fit_stopping(samples, miss_cost)
+async def _finetuned_stopping_model(agent: RLCrawler, sites: list[LabelledSite], homepages: dict[str, str],
+                                    fetch: Fetch, config: PretrainConfig, finetuning: Finetuning, web: FinetuningWeb,
+                                    rewards: FoldClassifiers,
+                                    stopping_web: tuple[list[SimulatedSite], dict[str, str], Fetch],
+                                    progress: Callable[[int, dict], None] | None = None) -> StoppingModel | None:
+    """A fine-tuned agent's stopping model (models.discovery.finetuning): fitted on the out-of-fold choices on
+    the labelled sites of brief agents fine-tuned as it was — the same web and settings, each one's reward
+    trained on its own sites only — and on its own choices on the stopping web."""
+    async def finetune_brief(brief: RLCrawler, seen: list[LabelledSite]) -> None:
+        await finetune(brief, web.sites, web.homepages | homepages, web.fetch, rewards.trained_on(seen),
+                       finetuning.config, progress, rehearsed=seen if finetuning.rehearse else ())
+
+    _, samples = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name, finetune_brief)
+    return fit_stopping(samples + await own_simulated_choices(agent, *stopping_web), config.miss_cost)
 
 
 def _mean_finetuning(histories: list[list[dict]]) -> list[dict]:
@@ -393,8 +403,9 @@ def _protocol(policies: list[str], folds: int | None, model: Path | None, simweb
             how += (f"; {FINETUNED}: each fold's agent fine-tuned on {finetuning.sites} simulated sites (seed "
                     f"{finetuning.seed}) with a content-only classifier of its fold as reward"
                     + (", its training sites rehearsed" if finetuning.rehearse else "")
-                    + f"; its learned stopping model also fitted on its own choices on {STOPPING_WEB_SITES} "
-                      f"simulated sites of seed {STOPPING_WEB_SEED}")
+                    + "; its learned stopping model fitted on the out-of-fold choices of brief agents fine-tuned "
+                      f"the same way and on its own choices on {STOPPING_WEB_SITES} simulated sites of seed "
+                      f"{STOPPING_WEB_SEED}")
     stopping = "first-hit stopping" if max_finds == 1 else f"up to {max_finds} source pages a site"
     return f"{stopping}, ε = 0; " + where + how
 
@@ -412,35 +423,37 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
     content-only classifier trained on the same sites as reward (models.discovery.finetuning says how η
     follows). Returns the agent and its learning curve (pre-training's on its training sites, then
     fine-tuning's). With the learned stop rule, the agent's stopping model is fitted on brief agents' held-out
-    episodes of the sites, and a fine-tuned agent's also on its own choices on the stopping web
-    (models.discovery.finetuning)."""
+    episodes of the sites — for a fine-tuned agent, brief agents fine-tuned as it was, and its own choices on
+    the stopping web beside them (models.discovery.finetuning)."""
     sites = load_sites(paths)
     if not sites:
         raise NoSites(f"no labelled site folders (with manifest.json) in {', '.join(map(str, paths))}")
 
     async def train() -> tuple[RLCrawler, list[dict]]:
         agent = RLCrawler.load(start_from) if start_from else new_agent()
+        learned = config.stop_rule == "learned"
+        if learned and agent.finetuned_on and finetuning is None:
+            raise NotRefittable(f"{start_from} is fine-tuned: its stopping model learns from brief agents fine-tuned "
+                                "as it was, so it is fitted where the agent is fine-tuned (--from a pre-trained "
+                                "agent, --finetune-simweb N --stop-rule learned)")
         history: list[dict] = []
-        # A stopping model to fit for the agent as it ends up: a saved one's, or one fine-tuned here.
-        refit = config.stop_rule == "learned" and (start_from is not None or finetuning is not None)
         async with served(sites) as (homepages, fetch), _renderer(config, not start_from) as boxes, \
-                _finetuning_web(finetuning) as web, \
-                _stopping_web(refit and (finetuning is not None or bool(agent.finetuned_on))) as stopping_web:
+                _finetuning_web(finetuning) as web, _stopping_web(learned and finetuning is not None) as stopping_web:
             if not start_from:
                 history = await pretrain(agent, sites, homepages, fetch, config, progress=progress,
                                          anchor_boxes=boxes)
             if web is not None:
-                reward = train_source_classifier(paths, page_input=REWARD_INPUT, recipe=REWARD_RECIPE)
-                history += await finetune(agent, web.sites, web.homepages | homepages, web.fetch, reward,
-                                          finetuning.config, progress=progress,
+                rewards = FoldClassifiers(paths, get_encoder("use"), REWARD_INPUT, REWARD_RECIPE)
+                history += await finetune(agent, web.sites, web.homepages | homepages, web.fetch,
+                                          rewards.trained_on(sites), finetuning.config, progress=progress,
                                           rehearsed=sites if finetuning.rehearse else ())
-            if refit:
-                samples = next((point["stopping_samples"] for point in reversed(history)
-                                if "stopping_samples" in point), None)
-                if samples is None:
-                    # A saved agent's samples: brief agents' held-out episodes of these sites.
-                    _, samples = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name)
-                agent.stopper = await _stopping_model(agent, samples, stopping_web, config.miss_cost)
+                if learned:
+                    agent.stopper = await _finetuned_stopping_model(agent, sites, homepages, fetch, config,
+                                                                    finetuning, web, rewards, stopping_web, progress)
+            elif start_from and learned:
+                # A saved pre-trained agent's: brief agents' held-out episodes of these sites.
+                _, samples = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name)
+                agent.stopper = fit_stopping(samples, config.miss_cost)
         return agent, history
 
     return asyncio.run(train())

@@ -16,11 +16,13 @@ reward), so that what the agent learns of other sites does not overwrite what it
 η: with pre-training's out-of-fold rule (the default) the pre-trained agent's η is kept — rehearsal keeps its
 scores on real sites where they were — and with Eq. 5 it is set again on ε = 0 episodes of every site it was
 fine-tuned on, the unlabelled ones as judged.
-The learned stopping model of a fine-tuned agent (models.discovery.stopping) learns from its own choices too:
-those it makes on a simulated web it was not fine-tuned on (STOPPING_WEB_SEED), labelled by that web's truth,
-beside the brief pre-trained agents' out-of-fold choices on the labelled sites. Fitted on the latter alone it
-stopped the fine-tuned agent at homepages whose way leads through a hub page — a best link with a low h and no
-listing word, a state real sites never showed it — where the agent knew the way on (README, results).
+The learned stopping model of a fine-tuned agent (models.discovery.stopping) learns from choices made as it
+makes them: the out-of-fold choices on the labelled sites of brief agents pre-trained and then fine-tuned the
+same way (each one's reward trained on its own sites only), and its own choices on a simulated web it was not
+fine-tuned on (STOPPING_WEB_SEED), labelled by that web's truth. Fitted on brief *pre-trained* agents' choices
+alone it stopped the fine-tuned agent at simulated homepages whose way leads through a hub page — a state
+real sites never showed it — and, with its own simulated choices added, still gave it up at real homepages
+its first click would have got right: a fine-tuned agent's scores are not a pre-trained one's (README, results).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ click).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -142,9 +142,13 @@ def fewest_errors_threshold(runs: list[tuple[Episode, list[float]]]) -> float:
 
 
 async def out_of_fold_choices(sites: Sequence[LabelledSite], homepages: dict[str, str], fetch: Fetch,
-                              config: PretrainConfig, encoder_name: str) -> tuple[float, list[tuple[list[float], bool]]]:
+                              config: PretrainConfig, encoder_name: str,
+                              then: Callable[[RLCrawler, list[LabelledSite]], Awaitable[object]] | None = None,
+                              ) -> tuple[float, list[tuple[list[float], bool]]]:
     """η by the fewest errors on each part of the sites, played by a brief agent trained on the others, and the
-    stopping model's samples (stopping_samples) from the same out-of-fold episodes."""
+    stopping model's samples (stopping_samples) from the same out-of-fold episodes. `then(agent, its training
+    sites)` is done to each brief agent before it plays: a fine-tuned agent's brief agents are fine-tuned too
+    (models.discovery.finetuning)."""
     order = random.Random(config.seed).sample(list(sites), len(sites))
     parts = [order[index::CALIBRATION_FOLDS] for index in range(CALIBRATION_FOLDS)]
     brief = replace(config, epochs=CALIBRATION_EPOCHS, auxiliary=False, stop_rule="eq5")
@@ -152,7 +156,10 @@ async def out_of_fold_choices(sites: Sequence[LabelledSite], homepages: dict[str
     states: list[list[list[float]]] = []
     for part in parts:
         agent = new_agent(encoder_name, seed=config.seed)
-        await pretrain(agent, [site for site in order if site not in part], homepages, fetch, brief)
+        seen = [site for site in order if site not in part]
+        await pretrain(agent, seen, homepages, fetch, brief)
+        if then is not None:
+            await then(agent, seen)
         runs += await greedy_episodes(agent, part, homepages, fetch, config.max_steps, states)
     return fewest_errors_threshold(runs), stopping_samples(runs, states)
 

@@ -81,25 +81,29 @@ class TrainDiscovery(Command):
         parser.add_argument("--out", required=True, help="agent file to write")
         parser.add_argument("--from", dest="start_from", metavar="PATH",
                             help="fine-tune this saved agent instead of pre-training a new one (--finetune-simweb), "
-                                 "or fit its stopping model (--stop-rule learned)")
+                                 "or fit a pre-trained agent's stopping model (--stop-rule learned; a fine-tuned "
+                                 "agent's is fitted as it is fine-tuned)")
 
     def run(self, args: argparse.Namespace) -> int:
         from models.discovery.anchor_boxes import BrowserUnavailable
-        from models.discovery.evaluation import NoSites, train_agent
+        from models.discovery.evaluation import NoSites, NotRefittable, train_agent
+        from models.discovery.training import CALIBRATION_FOLDS
         from models.model_files import ModelVersionError
 
         if args.start_from and not args.finetune_simweb and args.stop_rule != "learned":
             raise CommandError("--from fine-tunes a saved agent or fits its stopping model: give --finetune-simweb N "
                                "or --stop-rule learned too")
         config, tuning = pretrain_config(args), finetuning(args)
-        steps = (0 if args.start_from else config.epochs) + (tuning.config.epochs if tuning else 0)
+        # A fine-tuned agent's stopping model learns from brief agents fine-tuned as it was, one a third of the sites.
+        briefs = CALIBRATION_FOLDS if tuning and args.stop_rule == "learned" else 0
+        steps = (0 if args.start_from else config.epochs) + (tuning.config.epochs * (1 + briefs) if tuning else 0)
         try:
             with progress_bar("training", steps) as advance:
                 agent, history = train_agent([Path(folder) for folder in args.sites], config,
                                              progress=lambda epoch, point: advance(training_note(point)),
                                              finetuning=tuning,
                                              start_from=Path(args.start_from) if args.start_from else None)
-        except (NoSites, FileNotFoundError, BrowserUnavailable, ModelVersionError) as error:
+        except (NoSites, NotRefittable, FileNotFoundError, BrowserUnavailable, ModelVersionError) as error:
             raise CommandError(str(error)) from None
         agent.save(Path(args.out))
         finetuned = f", fine-tuned on {len(agent.finetuned_on)} simulated sites" if agent.finetuned_on else ""

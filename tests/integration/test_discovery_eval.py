@@ -236,51 +236,45 @@ def test_eval_discovery_on_the_simulated_web_labels_its_sites_by_the_truth():
 
 
 @TRAINING
-@pytest.mark.timeout(1200)  # 171 s alone, 371 s beside the demo test in `make test`'s other process
-def test_fine_tuning_with_the_classifier_as_reward_learns_the_way_through_hub_pages(data_dir, tmp_path):
+@pytest.mark.timeout(1500)
+def test_fine_tuning_with_the_classifier_as_reward_learns_the_way_through_hub_pages_and_when_to_stop(data_dir,
+                                                                                                    tmp_path):
     # The shipped pre-trained agent learned on real sites whose source pages are mostly one click deep;
     # fine-tuned on simulated sites of one seed (their truth never read: the reward is a classifier trained on
-    # the real sites' pages), it finds the source pages behind 1–3 hub pages on sites of another seed.
+    # the real sites' pages), it finds the source pages behind 1–3 hub pages on sites of another seed. Its
+    # stopping model learns from brief agents fine-tuned alike and from its own choices on the stopping web
+    # (seed 11): it goes on where the agent knows the way and stops where there is none.
     from models.discovery.agent import RLCrawler
 
     pretrained = Path(__file__).parents[2] / "models" / "discovery" / "discovery_pretrained.pt"
     env = {"PATH": "/usr/bin:/bin"}
+    # The shipped agent's recipe (`make discovery-model`'s second command).
     trained = run_cli(["train", "discovery", "--sites", str(data_dir / "sites"), "--from", str(pretrained),
-                       "--finetune-simweb", "30", "--finetune-epochs", "25", "--out", str(tmp_path / "tuned.pt")], env,
-                      timeout=900)
+                       "--finetune-simweb", "40", "--stop-rule", "learned", "--out", str(tmp_path / "tuned.pt")], env,
+                      timeout=1400)
     assert trained.returncode == 0, trained.stderr[-3000:]
-    assert "fine-tuned on 30 simulated sites" in trained.stdout
+    assert "fine-tuned on 40 simulated sites, stops by the learned stopping model" in trained.stdout
     tuned = RLCrawler.load(tmp_path / "tuned.pt")
-    assert len(tuned.finetuned_on) == 30 and tuned.trained_on == RLCrawler.load(pretrained).trained_on
+    assert len(tuned.finetuned_on) == 40 and tuned.trained_on == RLCrawler.load(pretrained).trained_on
+    assert tuned.stopper is not None
 
     def held_out(model: Path) -> dict:
-        return cli_json(["eval", "discovery", "--simweb", "12", "--simweb-seed", "7", "--policy", "rl", "--model",
+        return cli_json(["eval", "discovery", "--simweb", "40", "--simweb-seed", "7", "--policy", "rl", "--model",
                          str(model)], env)["rl"]
 
     before, after = held_out(pretrained), held_out(tmp_path / "tuned.pt")
-    assert before["recall"] < 0.7 and after["recall"] >= 0.85 and after["clicks_on_negative_sites"] <= 1.0
+    assert before["recall"] < 0.7 and after["recall"] >= 0.95 and after["clicks_on_negative_sites"] < 0.3
 
 
-@TRAINING
-@pytest.mark.timeout(900)
-def test_a_fine_tuned_agent_s_stopping_model_learns_from_its_own_choices_on_another_simulated_web(data_dir, tmp_path):
-    # Fitted on brief pre-trained agents' choices on real sites alone, the stopping model gave the fine-tuned
-    # agent up at simulated homepages whose way leads through a hub page (held out, seed 7: recall 0.906, 0.625
-    # clicks on sites without one). Refitted with the agent's own choices on the stopping web (seed 11), it
-    # goes on where the agent knows the way and stops where there is none.
-    from models.discovery.agent import RLCrawler
-
+def test_a_fine_tuned_agent_s_stopping_model_is_not_refitted_apart_from_its_fine_tuning(data_dir, tmp_path):
+    # Brief agents that were only pre-trained read a fine-tuned agent's states wrongly (they gave it up at real
+    # homepages its first click got right), so the refit is refused with the way to do it.
     shipped = Path(__file__).parents[2] / "models" / "discovery" / "discovery_default.pt"
-    sites = sorted(path for path in (data_dir / "sites").iterdir() if (path / "manifest.json").exists())[:9]
-    env = {"PATH": "/usr/bin:/bin"}
-    trained = run_cli(["train", "discovery", "--sites", *map(str, sites), "--from", str(shipped), "--stop-rule",
-                       "learned", "--out", str(tmp_path / "agent.pt")], env, timeout=600)
-    assert trained.returncode == 0, trained.stderr[-3000:]
-    agent = RLCrawler.load(tmp_path / "agent.pt")
-    assert agent.stopper is not None and agent.stopper != RLCrawler.load(shipped).stopper
-    held_out = cli_json(["eval", "discovery", "--simweb", "40", "--simweb-seed", "7", "--policy", "rl", "--model",
-                         str(tmp_path / "agent.pt")], env)["rl"]
-    assert held_out["recall"] >= 0.95 and held_out["clicks_on_negative_sites"] < 0.3
+    sites = sorted(path for path in (data_dir / "sites").iterdir() if (path / "manifest.json").exists())[:3]
+    refused = run_cli(["train", "discovery", "--sites", *map(str, sites), "--from", str(shipped), "--stop-rule",
+                       "learned", "--out", str(tmp_path / "agent.pt")], {"PATH": "/usr/bin:/bin"})
+    assert refused.returncode == 2 and "--finetune-simweb N --stop-rule learned" in refused.stderr
+    assert not (tmp_path / "agent.pt").exists()
 
 
 def test_verdicts_on_a_judged_web_retrain_the_stopping_model_that_then_goes_on_where_it_gave_up():
