@@ -156,7 +156,7 @@ def test_a_restarted_worker_keeps_its_watched_sources_and_their_state(pipeline_e
         known = status[url]["known_hours"]
         assert known >= _hours(min(first_ticks[url]), max(first_ticks[url])) + 2
         assert known > _hours(max(first_ticks[url]), max(ticks[url]))
-        assert status[url]["updates_per_day"] > 0 and status[url]["peaks"]
+        assert status[url]["updates_per_day"] > 0 and status[url]["peaks"], status[url]
     assert any(status[url]["known_hours"] > _hours(min(ticks[url]), max(ticks[url])) + 1 for url in urls)
     # Each revisit was a real fetch of the source page with reason "revisit", conditional on the last one's
     # validators: 304 Not Modified while the simulated page gained nothing.
