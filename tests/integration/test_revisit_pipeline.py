@@ -90,6 +90,7 @@ def test_a_restarted_worker_keeps_its_watched_sources_and_their_state(pipeline_e
                 "SOURCEWATCH_REVISIT_CLOCK_ORIGIN_WALL": str(time.time())}
         truth = _control(web["control"] + "/__truth__")
         urls = [source["url"] for site in truth.values() for source in site["source_pages"]][:SOURCES]
+        kinds = {source["url"]: source["kind"] for site in truth.values() for source in site["source_pages"]}
         added = run_cli(["watch", *urls], env)
         assert added.returncode == 0, added.stderr
 
@@ -156,7 +157,12 @@ def test_a_restarted_worker_keeps_its_watched_sources_and_their_state(pipeline_e
         known = status[url]["known_hours"]
         assert known >= _hours(min(first_ticks[url]), max(first_ticks[url])) + 2
         assert known > _hours(max(first_ticks[url]), max(ticks[url]))
-        assert status[url]["updates_per_day"] > 0 and status[url]["peaks"], status[url]
+        assert status[url]["updates_per_day"] > 0
+        # Its busiest slots are told once the page itself has shown an update lately (rhythm.MIN_PEAK_EVIDENCE): a
+        # news list's first read dates its recent items; an events list (dated ahead) shows one only when a new
+        # event appears between two reads, which a run this short may not hold (no update tick: no timeliness).
+        if kinds[url] == "news" or status[url]["timeliness"] is not None:
+            assert status[url]["peaks"], status[url]
     assert any(status[url]["known_hours"] > _hours(min(ticks[url]), max(ticks[url])) + 1 for url in urls)
     # Each revisit was a real fetch of the source page with reason "revisit", conditional on the last one's
     # validators: 304 Not Modified while the simulated page gained nothing.
