@@ -7,8 +7,8 @@ spent, and the keyword heuristic's view (its best score in the frontier, and the
 link) — trained on out-of-fold episodes: agents that never saw the sites play them without stopping, and every
 choice before the click that reached a source page is a positive, every other choice (sites without one, or
 not reached within the budget) a negative; a fine-tuned agent's brief agents are fine-tuned too, and its model
-also learns from its own choices on a simulated web it was not fine-tuned on (models.discovery.finetuning). Its probability is a logistic fit's (Platt's form), read off
-held-out episodes. The stop point weighs a wrong stop against a wasted click: stop when
+also learns from its own choices on a simulated web it was not fine-tuned on (models.discovery.finetuning).
+Its probability is a logistic fit's (Platt's form), read off held-out episodes. The stop point weighs a wrong stop against a wasted click: stop when
 P(reachable) < 1 / (1 + miss_cost), miss_cost being what a source page given up costs in clicks.
 """
 
