@@ -19,6 +19,17 @@ it over, which CPython asks of it only every switch interval (5 ms by default). 
 380 ms beside a thread running Python (the list ranker's numpy walk over its trees, ~100 operations a page,
 most of it), and a 5,000-page soak's processing worker spent over half its time waiting so. A worker (setting
 `worker_switch_interval_ms`) asks the running thread to hand over sooner.
+
+Training and evaluating the discovery agent and the revisit model is the same kind of small sequential work — one
+episode's anchors, one source's series at a time — and there a second thread for torch or for numpy's BLAS mostly
+spins. Measured 2026-12-07 on this machine, both libraries' defaults (two threads each) against both on one:
+`train discovery --from discovery_pretrained.pt --finetune-simweb 40 --stop-rule learned` 252 → 200 s wall, 450 →
+268 s of CPU (230 s / 303 s with torch alone on one), the agent it wrote scoring the same on the held-out simulated
+web (weights within 5·10⁻⁶); pre-training 5 epochs 21–23 → 15 s; a 5-fold `eval discovery` with brief fine-tuning
+534 → 498 s, 941 → 554 s of CPU; `eval revisit --cold-start` (24 sources, 2 folds) 32 s either way, 54 → 31 s of
+CPU, the same figures. Beside other work on the cores (the test suite's other process) the spinning costs it too.
+Tagging pagination trains a BiLSTM-CRF over whole pages and gained nothing either way (3 epochs: 8–9 s), so it keeps
+the defaults.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ from __future__ import annotations
 import sys
 
 INFERENCE_TORCH_THREADS = 1
+SMALL_MODEL_THREADS = 1
 
 
 def threads_for_reading() -> None:
@@ -37,3 +49,13 @@ def threads_for_reading() -> None:
 
     torch.set_num_threads(INFERENCE_TORCH_THREADS)
     sys.setswitchinterval(get_settings().worker_switch_interval_ms / 1000)
+
+
+def threads_for_small_models() -> None:
+    """Torch and numpy's BLAS on SMALL_MODEL_THREADS threads, for a process that trains or evaluates the discovery
+    agent or the revisit model."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(SMALL_MODEL_THREADS)
+    threadpool_limits(SMALL_MODEL_THREADS)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, note, print_json, progress_bar
-from streams.threads import threads_for_reading
+from streams.threads import threads_for_small_models, threads_for_reading
 
 
 def add_sites(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -96,6 +96,7 @@ class TrainDiscovery(Command):
         config, tuning = pretrain_config(args), finetuning(args)
         # A fine-tuned agent's stopping model learns from brief agents fine-tuned as it was, one a third of the sites.
         briefs = CALIBRATION_FOLDS if tuning and args.stop_rule == "learned" else 0
+        threads_for_small_models()
         steps = (0 if args.start_from else config.epochs) + (tuning.config.epochs * (1 + briefs) if tuning else 0)
         try:
             with progress_bar("training", steps) as advance:
@@ -154,6 +155,7 @@ class EvalDiscovery(Command):
             raise CommandError("eval discovery needs --sites DIR… or --simweb N")
         if args.finds < 1:
             raise CommandError("--finds must be at least 1")
+        threads_for_small_models()
         if args.verdicts:
             return _eval_stopping_verdicts(args)
         policies = args.policy or list(POLICIES)

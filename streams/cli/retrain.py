@@ -13,6 +13,7 @@ from pathlib import Path
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, ensure_local_kafka, note, print_json
 from streams.cli.revisit import load_current_model
+from streams.threads import threads_for_small_models
 
 GROUP = "sourcewatch-retrain"
 
@@ -39,6 +40,8 @@ class Retrain(Command):
 
     def run(self, args: argparse.Namespace) -> int:
         ensure_local_kafka()
+        if args.task != "classifier":  # the revisit model and the stopping model (streams.threads)
+            threads_for_small_models()
         return {"revisit": _retrain_revisit, "classifier": _retrain_classifier,
                 "discovery": _retrain_discovery}[args.task](args)
 

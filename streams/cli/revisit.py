@@ -9,6 +9,7 @@ from pathlib import Path
 
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, ensure_local_kafka, existing_files, note, print_json
+from streams.threads import threads_for_small_models
 
 
 def add_series_options(parser: argparse.ArgumentParser) -> None:
@@ -54,6 +55,7 @@ class TrainRevisit(Command):
         from models.revisit.training import TargetNotReached
 
         paths = existing_files(args.events, "file")
+        threads_for_small_models()
         try:
             model = train_revisit_model(paths, args.tick, args.target, _schedule(args), progress=note)
         except TargetNotReached as error:
@@ -88,6 +90,7 @@ class EvalRevisit(Command):
         from models.revisit.report import evaluate_revisit, print_revisit
 
         paths = existing_files(args.events, "file")
+        threads_for_small_models()
         if args.cold_start:
             from models.revisit.report import evaluate_cold_start_revisit
 
