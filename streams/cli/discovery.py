@@ -9,7 +9,7 @@ from pathlib import Path
 
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, note, print_json, progress_bar
-from streams.threads import threads_for_small_models, threads_for_reading
+from streams.threads import threads_for_reading, threads_for_small_models
 
 
 def add_sites(parser: argparse.ArgumentParser, required: bool = True) -> None:
