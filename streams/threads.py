@@ -27,7 +27,10 @@ spins. Measured 2026-12-07 on this machine, both libraries' defaults (two thread
 268 s of CPU (230 s / 303 s with torch alone on one), the agent it wrote scoring the same on the held-out simulated
 web (weights within 5·10⁻⁶); pre-training 5 epochs 21–23 → 15 s; a 5-fold `eval discovery` with brief fine-tuning
 534 → 498 s, 941 → 554 s of CPU; `eval revisit --cold-start` (24 sources, 2 folds) 32 s either way, 54 → 31 s of
-CPU, the same figures. Beside other work on the cores (the test suite's other process) the spinning costs it too.
+CPU, the same figures. The source-page classifier's logistic regression over its sentence vectors likewise:
+`eval classifier --sites <data>/sites` 181–184 → 94–103 s wall, 326–331 → 136–146 s of CPU, the same figures;
+`train classifier` 43 → 35 s (its weights within 0.003: the solver stops a little elsewhere). Beside other work on
+the cores (the test suite's other process) the spinning costs it too.
 Tagging pagination trains a BiLSTM-CRF over whole pages and gained nothing either way (3 epochs: 8–9 s), so it keeps
 the defaults.
 """
@@ -53,7 +56,7 @@ def threads_for_reading() -> None:
 
 def threads_for_small_models() -> None:
     """Torch and numpy's BLAS on SMALL_MODEL_THREADS threads, for a process that trains or evaluates the discovery
-    agent or the revisit model."""
+    agent, the source-page classifier or the revisit model."""
     import torch
     from threadpoolctl import threadpool_limits
 

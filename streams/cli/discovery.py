@@ -310,6 +310,7 @@ class TrainClassifier(Command):
         from models.discovery.classifier import train_source_classifier
         from models.text_encoders import EncoderUnavailable
 
+        threads_for_small_models()
         try:
             classifier = train_source_classifier([Path(folder) for folder in args.sites], args.encoder)
         except (FileNotFoundError, EncoderUnavailable, ValueError) as error:
@@ -340,6 +341,7 @@ class EvalClassifier(Command):
         from models.discovery.classifier import PAGE_INPUTS, cross_validate, labelled_pages, listing_pages, page_vectors
         from models.text_encoders import EncoderUnavailable, get_encoder
 
+        threads_for_small_models()
         try:
             pages = labelled_pages([Path(folder) for folder in args.sites])
             if args.extra_positives:

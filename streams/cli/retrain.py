@@ -40,8 +40,7 @@ class Retrain(Command):
 
     def run(self, args: argparse.Namespace) -> int:
         ensure_local_kafka()
-        if args.task != "classifier":  # the revisit model and the stopping model (streams.threads)
-            threads_for_small_models()
+        threads_for_small_models()
         return {"revisit": _retrain_revisit, "classifier": _retrain_classifier,
                 "discovery": _retrain_discovery}[args.task](args)
 
