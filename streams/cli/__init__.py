@@ -31,6 +31,7 @@ from streams.cli import (
 )
 from streams.cli.base import CommandError
 from streams.heap import collect_less_often
+from streams.threads import threads_for_small_models
 
 COMMANDS = (
     kafka.Kafka, worker.Worker, crawl.Crawl, discover.Discover, expand.Expand, demo.Demo, crawl.CrawlSnapshots,
@@ -58,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         # Settings are read once, on first use: set it before anything reads them.
         os.environ["SOURCEWATCH_ALLOW_LOOPBACK"] = "true"
         get_settings.cache_clear()
+    if args.command.small_models:
+        threads_for_small_models()
     try:
         return args.command.run(args) or 0
     except CommandError as error:

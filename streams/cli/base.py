@@ -33,6 +33,9 @@ class Command:
     help = ""
     # Sub-commands of a group (`train pagination`); empty for a plain command.
     subcommands: tuple[type[Command], ...] = ()
+    # It trains or evaluates the small models (the discovery agent, the source-page classifier, the revisit model):
+    # run torch and numpy's BLAS on one thread each (streams.threads).
+    small_models = False
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         """Add this command's flags."""

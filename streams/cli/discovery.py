@@ -9,7 +9,7 @@ from pathlib import Path
 
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, note, print_json, progress_bar
-from streams.threads import threads_for_reading, threads_for_small_models
+from streams.threads import threads_for_reading
 
 
 def add_sites(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -73,6 +73,7 @@ def training_note(point: dict) -> str:
 
 class TrainDiscovery(Command):
     name = "discovery"
+    small_models = True
     help = "pre-train the RL agent on labelled sites, then (--finetune-simweb) fine-tune it with the classifier"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -96,7 +97,6 @@ class TrainDiscovery(Command):
         config, tuning = pretrain_config(args), finetuning(args)
         # A fine-tuned agent's stopping model learns from brief agents fine-tuned as it was, one a third of the sites.
         briefs = CALIBRATION_FOLDS if tuning and args.stop_rule == "learned" else 0
-        threads_for_small_models()
         steps = (0 if args.start_from else config.epochs) + (tuning.config.epochs * (1 + briefs) if tuning else 0)
         try:
             with progress_bar("training", steps) as advance:
@@ -116,6 +116,7 @@ class TrainDiscovery(Command):
 
 class EvalDiscovery(Command):
     name = "discovery"
+    small_models = True
     help = "discovery policies on labelled sites served on loopback (or the simulated web), one episode per site"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -155,7 +156,6 @@ class EvalDiscovery(Command):
             raise CommandError("eval discovery needs --sites DIR… or --simweb N")
         if args.finds < 1:
             raise CommandError("--finds must be at least 1")
-        threads_for_small_models()
         if args.verdicts:
             return _eval_stopping_verdicts(args)
         policies = args.policy or list(POLICIES)
@@ -299,6 +299,7 @@ def _discovery_figures(figures: dict) -> dict:
 
 class TrainClassifier(Command):
     name = "classifier"
+    small_models = True
     help = "train the source-page classifier"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -310,7 +311,6 @@ class TrainClassifier(Command):
         from models.discovery.classifier import train_source_classifier
         from models.text_encoders import EncoderUnavailable
 
-        threads_for_small_models()
         try:
             classifier = train_source_classifier([Path(folder) for folder in args.sites], args.encoder)
         except (FileNotFoundError, EncoderUnavailable, ValueError) as error:
@@ -322,6 +322,7 @@ class TrainClassifier(Command):
 
 class EvalClassifier(Command):
     name = "classifier"
+    small_models = True
     help = "the source-page classifier by site-grouped cross-validation, with each page input"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -341,7 +342,6 @@ class EvalClassifier(Command):
         from models.discovery.classifier import PAGE_INPUTS, cross_validate, labelled_pages, listing_pages, page_vectors
         from models.text_encoders import EncoderUnavailable, get_encoder
 
-        threads_for_small_models()
         try:
             pages = labelled_pages([Path(folder) for folder in args.sites])
             if args.extra_positives:

@@ -13,13 +13,13 @@ from pathlib import Path
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, ensure_local_kafka, note, print_json
 from streams.cli.revisit import load_current_model
-from streams.threads import threads_for_small_models
 
 GROUP = "sourcewatch-retrain"
 
 
 class Retrain(Command):
     name = "retrain"
+    small_models = True
     help = "retrain a model on what the live system observed (replayed from Kafka), and swap it in only if better"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -40,7 +40,6 @@ class Retrain(Command):
 
     def run(self, args: argparse.Namespace) -> int:
         ensure_local_kafka()
-        threads_for_small_models()
         return {"revisit": _retrain_revisit, "classifier": _retrain_classifier,
                 "discovery": _retrain_discovery}[args.task](args)
 

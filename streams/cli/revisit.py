@@ -9,7 +9,6 @@ from pathlib import Path
 
 from infra.settings import get_settings
 from streams.cli.base import Command, CommandError, add_json, ensure_local_kafka, existing_files, note, print_json
-from streams.threads import threads_for_small_models
 
 
 def add_series_options(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +40,7 @@ def load_current_model(path: str | None):
 
 class TrainRevisit(Command):
     name = "revisit"
+    small_models = True
     help = "train TSP-R, the model the scheduler runs, its threshold chosen on cold-start validation watches"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -55,7 +55,6 @@ class TrainRevisit(Command):
         from models.revisit.training import TargetNotReached
 
         paths = existing_files(args.events, "file")
-        threads_for_small_models()
         try:
             model = train_revisit_model(paths, args.tick, args.target, _schedule(args), progress=note)
         except TargetNotReached as error:
@@ -68,6 +67,7 @@ class TrainRevisit(Command):
 
 class EvalRevisit(Command):
     name = "revisit"
+    small_models = True
     help = "every revisit policy on real update series, thresholds chosen on validation"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -90,7 +90,6 @@ class EvalRevisit(Command):
         from models.revisit.report import evaluate_revisit, print_revisit
 
         paths = existing_files(args.events, "file")
-        threads_for_small_models()
         if args.cold_start:
             from models.revisit.report import evaluate_cold_start_revisit
 
