@@ -4,7 +4,9 @@ A site folder is `<name>/site/` (the site root) with `<name>/manifest.json`
 (`serve_prefix`, `site_hosts`, `homepage`) as in <data>/sites; a plain folder of
 HTML is served as a site of its own at `/`. Directory URLs map to index.html;
 absolute links to the site's original hosts are rewritten to the loopback
-address in every text response, so a crawler following them stays here.
+address in every text response, so a crawler following them stays here — in
+HTML only in its markup (attributes, scripts, styles), not in the words the
+page shows, which stay as the site wrote them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from infra.processes import serve_in_child
 
 REWRITTEN_TYPES = ("text/html", "text/css", "application/javascript", "text/javascript", "application/xml",
                    "text/xml", "application/rss+xml", "application/atom+xml", "application/json")
+# An HTML document's markup: tags (with their attributes), comments, and script and style elements whole.
+_MARKUP = re.compile(rb"(<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->|<[^>]*>)",
+                     re.DOTALL | re.IGNORECASE)
 
 
 @dataclass
@@ -95,9 +100,22 @@ class SiteApp:
         content_type, _ = mimetypes.guess_type(target.name)
         content_type = content_type or "application/octet-stream"
         body = target.read_bytes()
-        if self.pattern is not None and content_type in REWRITTEN_TYPES:
+        if self.pattern is not None and content_type == "text/html":
+            body = rewritten_markup(body, self.pattern, self.origin)
+        elif self.pattern is not None and content_type in REWRITTEN_TYPES:
             body = self.pattern.sub(self.origin, body)
         return web.Response(body=body, content_type=content_type)
+
+
+def rewritten_markup(body: bytes, pattern: re.Pattern[bytes], origin: bytes) -> bytes:
+    """The page with its hosts' links rewritten to `origin` in its markup only. Its shown words keep the host
+    the site wrote ("see https://club.example"): a page read from this server says what it says on the web,
+    whatever port it is served on. A text that carried the port would move the sentence encoder's vectors of
+    the page's other texts too (USE's vector of a text moves at ~2e-7 with the other texts of its batch), and
+    with them an evaluation's figures from one run to the next (README, discovery)."""
+    parts = _MARKUP.split(body)
+    # re.split with one group: text, markup, text, markup, …, text.
+    return b"".join(pattern.sub(origin, part) if index % 2 else part for index, part in enumerate(parts))
 
 
 class SiteServer:

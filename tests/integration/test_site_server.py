@@ -14,7 +14,8 @@ def snapshot(tmp_path):
     (site / "events").mkdir(parents=True)
     (site / "index.html").write_text(
         '<a href="https://club.example/events/">Events</a> <a href="//club.example/x">x</a> '
-        '<a href="https://club.example.org/">not ours</a>')
+        '<a href="https://club.example.org/">not ours</a> <p>Write to https://club.example/contact</p>'
+        '<script>location.hash = "https://club.example/js"</script>')
     (site / "events" / "index.html").write_text("<h1>Events</h1>")
     (site / "style.css").write_text("body { background: url(https://club.example/bg.png) }")
     (tmp_path / "club" / "manifest.json").write_text(json.dumps(
@@ -36,6 +37,8 @@ async def test_serves_a_snapshot_under_its_prefix_with_links_rewritten(snapshot)
                 assert response.content_type == "text/html"
             assert f'href="{origin}/events/"' in body and f'href="{origin}/x"' in body
             assert "https://club.example.org/" in body  # another host keeps its link
+            # The words the page shows stay as written; its script is markup, rewritten.
+            assert "Write to https://club.example/contact" in body and f'"{origin}/js"' in body
             async with session.get(origin + "/club/events", allow_redirects=False) as response:
                 assert response.status == 301 and response.headers["Location"] == "/club/events/"
             async with session.get(origin + "/club/style.css") as response:
@@ -45,6 +48,32 @@ async def test_serves_a_snapshot_under_its_prefix_with_links_rewritten(snapshot)
                     assert response.status == 404, path
     finally:
         await server.stop()
+
+
+async def test_a_page_reads_the_same_words_on_any_port(snapshot):
+    """Two servers of one snapshot (two ports): the pages' links differ, the words they show do not."""
+    from models.web.dom import parse_html, text_content
+
+    def shown_words(html: str) -> str:
+        root = parse_html(html)
+        for script in root.xpath("//script"):
+            script.drop_tree()
+        return text_content(root)
+
+    servers = [SiteServer(find_sites([snapshot])) for _ in range(2)]
+    homes = [(await server.start())["club"] for server in servers]
+    try:
+        async with aiohttp.ClientSession() as session:
+            bodies = []
+            for home in homes:
+                async with session.get(home) as response:
+                    bodies.append(await response.text())
+        assert homes[0] != homes[1] and bodies[0] != bodies[1]
+        assert shown_words(bodies[0]) == shown_words(bodies[1])
+        assert "https://club.example/contact" in shown_words(bodies[0])
+    finally:
+        for server in servers:
+            await server.stop()
 
 
 def test_a_plain_folder_of_html_is_a_site(tmp_path):
