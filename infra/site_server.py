@@ -64,11 +64,15 @@ def find_sites(paths: list[Path]) -> list[SiteFolder]:
 
 
 def host_pattern(hosts: list[str]) -> re.Pattern[bytes] | None:
-    """Matches absolute and scheme-relative URLs' origins on any of the hosts."""
+    """Matches absolute and scheme-relative URLs' origins on any of the hosts, where they start a URL — not inside
+    a broken relative link that holds one (`om_oss/https://host/om_oss`, `/post/(https://host/news/)`): a browser
+    resolves those against the page, so they keep the host as written, and a port put into their path would make
+    the link read differently on every port the site is served on."""
     if not hosts:
         return None
     names = b"|".join(re.escape(host.encode()) for host in sorted(hosts, key=len, reverse=True))
-    return re.compile(rb"(?:https?:)?//(?:" + names + rb")(?=[/\"'\s?#)<]|$)", re.IGNORECASE)
+    return re.compile(rb"(?<![\w/.~%:-])(?<!/\()(?:https?:)?//(?:" + names + rb")(?=[/\"'\s?#)<]|$)",
+                      re.IGNORECASE)
 
 
 class SiteApp:

@@ -15,6 +15,7 @@ def snapshot(tmp_path):
     (site / "index.html").write_text(
         '<a href="https://club.example/events/">Events</a> <a href="//club.example/x">x</a> '
         '<a href="https://club.example.org/">not ours</a> <p>Write to https://club.example/contact</p>'
+        '<a href="about/https://club.example/about">a broken relative link</a>'
         '<script>location.hash = "https://club.example/js"</script>')
     (site / "events" / "index.html").write_text("<h1>Events</h1>")
     (site / "style.css").write_text("body { background: url(https://club.example/bg.png) }")
@@ -39,6 +40,8 @@ async def test_serves_a_snapshot_under_its_prefix_with_links_rewritten(snapshot)
             assert "https://club.example.org/" in body  # another host keeps its link
             # The words the page shows stay as written; its script is markup, rewritten.
             assert "Write to https://club.example/contact" in body and f'"{origin}/js"' in body
+            # A host's URL inside a broken relative link is left as a browser resolves it: no port in its path.
+            assert 'href="about/https://club.example/about"' in body
             async with session.get(origin + "/club/events", allow_redirects=False) as response:
                 assert response.status == 301 and response.headers["Location"] == "/club/events/"
             async with session.get(origin + "/club/style.css") as response:
