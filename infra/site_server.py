@@ -104,10 +104,9 @@ class SiteApp:
         content_type, _ = mimetypes.guess_type(target.name)
         content_type = content_type or "application/octet-stream"
         body = target.read_bytes()
-        if self.pattern is not None and content_type == "text/html":
-            body = rewritten_markup(body, self.pattern, self.origin)
-        elif self.pattern is not None and content_type in REWRITTEN_TYPES:
-            body = self.pattern.sub(self.origin, body)
+        if self.pattern is not None and content_type in REWRITTEN_TYPES:
+            body = (rewritten_markup(body, self.pattern, self.origin) if content_type == "text/html"
+                    else self.pattern.sub(self.origin, body))
         return web.Response(body=body, content_type=content_type)
 
 
