@@ -111,7 +111,7 @@ async def discover_sources(stream):
                 if step.to_advance:
                     way_hit, page_probability = next(scores)
                     step = advance(episode, page, step, way_hit, page_probability, threshold, agent.eta, policy,
-                                   agent.stopper)
+                                   agent.stopper, agent.click_prior)
                 store(episodes, event, key, episode.model_dump(mode="json"))
                 await _send(page, scored_anchors(step.to_score), step)
                 progress.of(page.crawl_id).pages_discovered += 1

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from agents.links import is_html
-from models.discovery.agent import probability, stored_choice
+from models.discovery.agent import prior_of_click, probability, stored_choice
 from models.discovery.stopping import StoppingModel
 from models.discovery.classifier import with_click_prior
 from models.discovery.episode import EpisodeState, FrontierLink, decide, end, land, open_episode, see_links
@@ -85,9 +85,11 @@ def prepare(episode: DiscoveryEpisode, page: PageFetched, policy: str) -> Step:
 
 
 def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits: tuple, page_probability: float | None,
-            source_threshold: float, eta: float | None, policy: str, stopper: StoppingModel | None = None) -> Step:
+            source_threshold: float, eta: float | None, policy: str, stopper: StoppingModel | None = None,
+            click_prior: tuple[float, float] | None = None) -> Step:
     """After `prepare` (when it asked for scores): the agent's (π, h) logits of `prepared.to_score`, the
-    classifier's P(source) of a clicked page that was read. Found, stopped, budget spent, or the next click."""
+    classifier's P(source) of a clicked page that was read. Found, stopped, budget spent, or the next click;
+    `click_prior` is the agent's calibration of h as the prior for the page a click opens (RLCrawler.click_prior)."""
     state = episode.state
     for link, way, hit in zip(prepared.to_score, *logits):
         link.logit, link.hit_logit = float(way), float(hit)
@@ -102,7 +104,8 @@ def advance(episode: DiscoveryEpisode, page: PageFetched, prepared: Step, logits
     decision = decide(state, page.final_url, source_score >= source_threshold, prepared.to_score, choose)
     step = Step(to_score=prepared.to_score)
     if decision.click is not None:
-        episode.last_hit = probability(decision.click.hit_logit) if decision.click.hit_logit is not None else 0.5
+        episode.last_hit = (prior_of_click(decision.click.hit_logit, click_prior)
+                            if decision.click.hit_logit is not None else 0.5)
         step.click = _request(page, decision.click.url, decision.click.depth, "click")
     if decision.found is not None:
         step.found = SourceFound(event_id=derived_event_id(page.event_id, "source"), site=page.site,

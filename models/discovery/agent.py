@@ -8,7 +8,9 @@ click, and learns by REINFORCE which ones lead to a site's event/news listing pa
 - Tag-Net: the bag of tags of the anchor's DOM tag path → BiLSTM over the page's anchors in document order,
   so an anchor is read with its menu neighbours.
 Our addition: a second head on the same joint features, h(a), the chance that the click lands on a source page
-itself — π is high for a hub page's link too, so judging the page a click opens takes h as its prior.
+itself — π is high for a hub page's link too, so judging the page a click opens takes h as its prior. h is
+learned on the sites the agent trains on (and, fine-tuned, on what the classifier judges of a simulated web), so
+as a prior it is recalibrated (Platt's form, `click_prior`) on clicks of brief agents on sites they never saw.
 The action set is the current page's anchors ∪ the frontier of anchors seen and not clicked, each scored in the
 context of the page it was last seen on. While training the agent explores ε-greedily and keeps the
 log-softmax of each click over its action set (for REINFORCE, Eq. 8/10), and — with the auxiliary task — its
@@ -159,6 +161,14 @@ def probability(logit: float) -> float:
     return float(torch.sigmoid(torch.tensor(logit, dtype=torch.float32)))
 
 
+def prior_of_click(hit_logit: float, calibration: tuple[float, float] | None) -> float:
+    """The prior that the page a click opens is a source page: h of the clicked link, through the agent's
+    calibration where it has one (RLCrawler.click_prior)."""
+    if calibration is not None:
+        hit_logit = calibration[0] * hit_logit + calibration[1]
+    return probability(hit_logit)
+
+
 @dataclass
 class RLCrawler:
     net: PolicyNet
@@ -175,6 +185,9 @@ class RLCrawler:
     name: str = "rl"
     # The learned stopping decision; None stops by η.
     stopper: StoppingModel | None = None
+    # (a, b): the prior that a click lands on a source page is sigmoid(a · h's logit + b), fitted on held-out
+    # clicks (models.discovery.training.fit_click_prior); None: h as the net gives it.
+    click_prior: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         self.reset(0)
@@ -190,6 +203,8 @@ class RLCrawler:
         self.stop_states: list[list[float]] = []
         # h of the link clicked last: the prior for judging the page it opened.
         self.last_hit_score = 0.5
+        # h's logit of every link clicked, in order (the samples of fit_click_prior).
+        self.clicked_hit_logits: list[float] = []
         self.page_url = ""
 
     def observe(self, clicked: Candidate | None, url: str, html: str) -> None:
@@ -245,7 +260,8 @@ class RLCrawler:
         index = self.rng.randrange(len(frontier)) if self.learning and self.rng.random() < self.epsilon else best
         if self.learning:
             self.clicks.append(Click(torch.log_softmax(logits, dim=0)[index], logits[index], hit_logits[index]))
-        self.last_hit_score = float(torch.sigmoid(hit_logits[index].detach()))
+        self.clicked_hit_logits.append(float(hit_logits[index].detach()))
+        self.last_hit_score = prior_of_click(self.clicked_hit_logits[-1], self.click_prior)
         return frontier[index]
 
     def box_loss(self) -> torch.Tensor | None:
@@ -283,7 +299,9 @@ class RLCrawler:
         torch.save({"format_version": FORMAT_VERSION, "encoder": self.encoder.name, "eta": self.eta,
                     "shape": [shape.text_dim, shape.anchor_hidden, shape.tag_hidden, shape.joint_hidden],
                     "tags": list(TAGS), "trained_on": self.trained_on, "finetuned_on": self.finetuned_on,
-                    "stopper": self.stopper.to_dict() if self.stopper else None, "state": self.net.state_dict()},
+                    "stopper": self.stopper.to_dict() if self.stopper else None,
+                    "click_prior": list(self.click_prior) if self.click_prior else None,
+                    "state": self.net.state_dict()},
                    path)
 
     @classmethod
@@ -292,8 +310,10 @@ class RLCrawler:
         net = PolicyNet(AgentShape(*saved["shape"]))
         net.load_state_dict(saved["state"])
         stopper = StoppingModel.from_dict(saved["stopper"]) if saved.get("stopper") else None
+        # An agent saved before its clicks' prior was recalibrated has none: h as the net gives it.
+        calibration = tuple(saved["click_prior"]) if saved.get("click_prior") else None
         return cls(net.eval(), get_encoder(saved["encoder"]), saved["eta"], trained_on=saved["trained_on"],
-                   finetuned_on=saved["finetuned_on"], stopper=stopper)
+                   finetuned_on=saved["finetuned_on"], stopper=stopper, click_prior=calibration)
 
 
 def new_agent(encoder_name: str = "use", seed: int = 0) -> RLCrawler:

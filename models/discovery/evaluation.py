@@ -37,6 +37,7 @@ from models.discovery.sites import SimulatedSite, served, simulated_web
 from models.discovery.stopping import StoppingModel, fit_stopping, reliability, stop_threshold
 from models.discovery.training import (
     PretrainConfig,
+    fit_click_prior,
     greedy_episodes,
     out_of_fold_choices,
     pretrain,
@@ -288,8 +289,8 @@ async def _episodes(sites: list, homepages: dict[str, str], fetch: Fetch, polici
                         # The fine-tuned agent's own stopping model (models.discovery.finetuning).
                         stopper = None
                         if "stopping_samples" in curve[-1]:
-                            stopper = await _finetuned_stopping_model(agent, train, homepages, fetch, config,
-                                                                      finetuning, web, rewards, stopping_web)
+                            stopper, agent.click_prior = await _finetuned_choices(
+                                agent, train, homepages, fetch, config, finetuning, web, rewards, stopping_web)
                             if config.stop_rule == "learned":
                                 agent.stopper = stopper
                         await _test_agent(agent, test, sites, homepages, fetch, max_steps, classifier, finetuned,
@@ -323,20 +324,23 @@ async def _stopping_web(needed: bool) -> AsyncIterator[tuple[list[SimulatedSite]
         yield web
 
 
-async def _finetuned_stopping_model(agent: RLCrawler, sites: list[LabelledSite], homepages: dict[str, str],
-                                    fetch: Fetch, config: PretrainConfig, finetuning: Finetuning, web: FinetuningWeb,
-                                    rewards: FoldClassifiers,
-                                    stopping_web: tuple[list[SimulatedSite], dict[str, str], Fetch],
-                                    progress: Callable[[int, dict], None] | None = None) -> StoppingModel | None:
-    """A fine-tuned agent's stopping model (models.discovery.finetuning): fitted on the out-of-fold choices on
-    the labelled sites of brief agents fine-tuned as it was — the same web and settings, each one's reward
-    trained on its own sites only — and on its own choices on the stopping web."""
+async def _finetuned_choices(agent: RLCrawler, sites: list[LabelledSite], homepages: dict[str, str],
+                             fetch: Fetch, config: PretrainConfig, finetuning: Finetuning, web: FinetuningWeb,
+                             rewards: FoldClassifiers, stopping_web: tuple[list[SimulatedSite], dict[str, str], Fetch],
+                             progress: Callable[[int, dict], None] | None = None
+                             ) -> tuple[StoppingModel | None, tuple[float, float] | None]:
+    """A fine-tuned agent's stopping model (models.discovery.finetuning) and its clicks' prior
+    (models.discovery.training.fit_click_prior): fitted on the out-of-fold choices on the labelled sites of brief
+    agents fine-tuned as it was — the same web and settings, each one's reward trained on its own sites only —
+    and the stopping model also on its own choices on the stopping web."""
     async def finetune_brief(brief: RLCrawler, seen: list[LabelledSite]) -> None:
         await finetune(brief, web.sites, web.homepages | homepages, web.fetch, rewards.trained_on(seen),
                        finetuning.config, progress, rehearsed=seen if finetuning.rehearse else ())
 
-    _, samples = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name, finetune_brief)
-    return fit_stopping(samples + await own_simulated_choices(agent, *stopping_web), config.miss_cost)
+    choices = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name, finetune_brief)
+    stopper = fit_stopping(choices.stopping_samples + await own_simulated_choices(agent, *stopping_web),
+                           config.miss_cost)
+    return stopper, fit_click_prior(choices.click_samples)
 
 
 def _mean_finetuning(histories: list[list[dict]]) -> list[dict]:
@@ -448,12 +452,13 @@ def train_agent(paths: list[Path], config: PretrainConfig = PretrainConfig(),
                                           rewards.trained_on(sites), finetuning.config, progress=progress,
                                           rehearsed=sites if finetuning.rehearse else ())
                 if learned:
-                    agent.stopper = await _finetuned_stopping_model(agent, sites, homepages, fetch, config,
-                                                                    finetuning, web, rewards, stopping_web, progress)
+                    agent.stopper, agent.click_prior = await _finetuned_choices(
+                        agent, sites, homepages, fetch, config, finetuning, web, rewards, stopping_web, progress)
             elif start_from and learned:
                 # A saved pre-trained agent's: brief agents' held-out episodes of these sites.
-                _, samples = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name)
-                agent.stopper = fit_stopping(samples, config.miss_cost)
+                choices = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name)
+                agent.stopper = fit_stopping(choices.stopping_samples, config.miss_cost)
+                agent.click_prior = fit_click_prior(choices.click_samples)
         return agent, history
 
     return asyncio.run(train())

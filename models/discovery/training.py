@@ -21,7 +21,9 @@ split in CALIBRATION_FOLDS parts; an agent pre-trained briefly (CALIBRATION_EPOC
 other parts plays each part with ε = 0 and no stopping, and η is the threshold that makes the fewest errors
 on those held-out episodes: a site with a source page that it would stop before reaching, or a click on a
 site without one, one error each (ties: the lowest, since a missed source page costs users more than a
-click).
+click). The same held-out episodes recalibrate h as the prior for judging a clicked page (fit_click_prior):
+on its own training sites h is as sure of itself as π, and fine-tuning moves it further (on a simulated web
+whose pages the reward's classifier judges strictly, it learns to expect few hits).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -65,6 +68,8 @@ class PretrainConfig:
 
 CALIBRATION_FOLDS = 3
 CALIBRATION_EPOCHS = 20
+# Held-out clicks of each kind (landed on a source page or not) below which h is not recalibrated.
+MIN_CLICK_SAMPLES = 5
 
 
 def epsilon_at(epoch: int, config: PretrainConfig) -> float:
@@ -98,10 +103,11 @@ def _episode_loss(agent: RLCrawler, episode: Episode, epoch: int, config: Pretra
 
 
 async def greedy_episodes(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: dict[str, str],
-                           fetch: Fetch, max_steps: int,
-                           states: list[list[list[float]]] | None = None) -> list[tuple[Episode, list[float]]]:
+                           fetch: Fetch, max_steps: int, states: list[list[list[float]]] | None = None,
+                           clicks: list[tuple[float, bool]] | None = None) -> list[tuple[Episode, list[float]]]:
     """ε = 0 episodes without stopping: each with the agent's best score at every choice (and, into `states`,
-    the stopping model's view of every choice)."""
+    the stopping model's view of every choice; into `clicks`, each click's h logit and whether it landed on a
+    source page)."""
     agent.learning, eta, agent.eta, stopper, agent.stopper = False, agent.eta, None, agent.stopper, None
     runs = []
     for site in sites:
@@ -110,8 +116,17 @@ async def greedy_episodes(agent: RLCrawler, sites: Sequence[LabelledSite], homep
         runs.append((episode, list(agent.best_scores)))
         if states is not None:
             states.append(list(agent.stop_states))
+        if clicks is not None:
+            clicks += click_samples(episode, agent.clicked_hit_logits)
     agent.eta, agent.stopper = eta, stopper
     return runs
+
+
+def click_samples(episode: Episode, hit_logits: Sequence[float]) -> list[tuple[float, bool]]:
+    """(h's logit, landed on a source page) for each click of an episode played without stopping: such an
+    episode ends at the first source page it lands on, so only its last click can have."""
+    landed = len(hit_logits) - 1 if episode.reached and not episode.negative else -1
+    return [(logit, index == landed) for index, logit in enumerate(hit_logits)]
 
 
 def recall_at_clicks(runs: list[tuple[Episode, list[float]]], max_steps: int) -> list[float]:
@@ -141,27 +156,53 @@ def fewest_errors_threshold(runs: list[tuple[Episode, list[float]]]) -> float:
     return min(candidates, key=lambda eta: (errors(eta), eta))
 
 
+class OutOfFoldChoices(NamedTuple):
+    """What brief agents' episodes on sites they never saw tell: η, the stopping model's samples, h's."""
+
+    eta: float
+    stopping_samples: list[tuple[list[float], bool]]
+    # (h's logit of a click, whether the click landed on a source page): fit_click_prior's samples.
+    click_samples: list[tuple[float, bool]]
+
+
 async def out_of_fold_choices(sites: Sequence[LabelledSite], homepages: dict[str, str], fetch: Fetch,
                               config: PretrainConfig, encoder_name: str,
                               then: Callable[[RLCrawler, list[LabelledSite]], Awaitable[object]] | None = None,
-                              ) -> tuple[float, list[tuple[list[float], bool]]]:
+                              ) -> OutOfFoldChoices:
     """η by the fewest errors on each part of the sites, played by a brief agent trained on the others, and the
-    stopping model's samples (stopping_samples) from the same out-of-fold episodes. `then(agent, its training
-    sites)` is done to each brief agent before it plays: a fine-tuned agent's brief agents are fine-tuned too
-    (models.discovery.finetuning)."""
+    stopping model's samples (stopping_samples) and the clicks' (fit_click_prior) from the same out-of-fold
+    episodes. `then(agent, its training sites)` is done to each brief agent before it plays: a fine-tuned
+    agent's brief agents are fine-tuned too (models.discovery.finetuning)."""
     order = random.Random(config.seed).sample(list(sites), len(sites))
     parts = [order[index::CALIBRATION_FOLDS] for index in range(CALIBRATION_FOLDS)]
     brief = replace(config, epochs=CALIBRATION_EPOCHS, auxiliary=False, stop_rule="eq5")
     runs: list[tuple[Episode, list[float]]] = []
     states: list[list[list[float]]] = []
+    clicks: list[tuple[float, bool]] = []
     for part in parts:
         agent = new_agent(encoder_name, seed=config.seed)
         seen = [site for site in order if site not in part]
         await pretrain(agent, seen, homepages, fetch, brief)
         if then is not None:
             await then(agent, seen)
-        runs += await greedy_episodes(agent, part, homepages, fetch, config.max_steps, states)
-    return fewest_errors_threshold(runs), stopping_samples(runs, states)
+        runs += await greedy_episodes(agent, part, homepages, fetch, config.max_steps, states, clicks)
+    return OutOfFoldChoices(fewest_errors_threshold(runs), stopping_samples(runs, states), clicks)
+
+
+def fit_click_prior(samples: Sequence[tuple[float, bool]]) -> tuple[float, float] | None:
+    """Platt's calibration of h as a prior: (a, b) with P(the click lands on a source page) = sigmoid(a · h's
+    logit + b), a logistic fit over held-out clicks; None where they hold fewer than MIN_CLICK_SAMPLES clicks
+    of either kind."""
+    from sklearn.linear_model import LogisticRegression
+
+    landed = sum(1 for _, hit in samples if hit)
+    if min(landed, len(samples) - landed) < MIN_CLICK_SAMPLES:
+        return None
+    x = np.array([[logit] for logit, _ in samples])
+    y = np.array([hit for _, hit in samples])
+    # Nearly unregularised, as Platt's fit is: two parameters over a hundred clicks or more.
+    fitted = LogisticRegression(C=1e4).fit(x, y)
+    return float(fitted.coef_[0][0]), float(fitted.intercept_[0])
 
 
 def stopping_samples(runs: list[tuple[Episode, list[float]]], states: list[list[list[float]]]
@@ -211,9 +252,10 @@ async def pretrain(agent: RLCrawler, sites: Sequence[LabelledSite], homepages: d
         history[-1]["eta_eq5"] = agent.eta
         # The learned stopping model is kept beside η for the evaluation to compare, with its samples (a
         # fine-tuned agent's model adds its own choices to them); the agent stops by it when the rule says so.
-        agent.eta, samples = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name)
-        history[-1]["stopping_samples"] = samples
-        history[-1]["stopper"] = fit_stopping(samples, config.miss_cost)
+        choices = await out_of_fold_choices(sites, homepages, fetch, config, agent.encoder.name)
+        agent.eta, agent.click_prior = choices.eta, fit_click_prior(choices.click_samples)
+        history[-1]["stopping_samples"] = choices.stopping_samples
+        history[-1]["stopper"] = fit_stopping(choices.stopping_samples, config.miss_cost)
         if config.stop_rule == "learned":
             agent.stopper = history[-1]["stopper"]
     agent.trained_on = sorted(site.name for site in sites)

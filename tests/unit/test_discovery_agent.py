@@ -6,6 +6,7 @@ import math
 import pytest
 
 from agents.discovery import advance, open_for, prepare
+from models.discovery.agent import prior_of_click
 from models.discovery.classifier import with_click_prior
 from schemas.crawl import FetchErrorKind, PageFetched
 
@@ -112,6 +113,27 @@ def test_a_hub_link_is_clicked_on_its_way_score_and_its_page_judged_on_its_hit_s
     step = step_on(episode, page("http://e.org/community/", 1, "events"), {"events": 0.95}, page_probability=0.6)
     assert with_click_prior(0.6, 0.9) >= 0.5 > with_click_prior(0.6, 0.1)
     assert step.found is None and step.click.url == "http://e.org/events/"
+
+
+def test_the_stream_judges_a_clicked_page_with_the_agent_s_calibrated_prior():
+    # An agent whose h is too shy on sites it never saw (a = 1, b = +2: its 0.1 means 0.45): the page the click
+    # opens passes with the calibrated prior where it would not with h as the net gives it.
+    home = page(HOME, 0, "eventos about")
+    for click_prior, found in ((None, False), ((1.0, 2.0), True)):
+        episode = open_for(home)
+        prepared = prepare(episode, home, "rl")
+        logits = ([logit(0.9), logit(0.2)], [logit(0.1), logit(0.05)])
+        step = advance(episode, home, prepared, logits, None, 0.5, 0.3, "rl", click_prior=click_prior)
+        assert step.click.url == "http://e.org/eventos/"
+        assert episode.last_hit == pytest.approx(prior_of_click(logit(0.1), click_prior), abs=1e-6)
+        step = step_on(episode, page("http://e.org/eventos/", 1), page_probability=0.6)
+        assert (step.found is not None) is found
+
+
+def test_the_prior_of_a_click_is_h_or_its_calibration():
+    assert prior_of_click(logit(0.3), None) == pytest.approx(0.3, abs=1e-6)
+    assert prior_of_click(0.5, (2.0, -1.0)) == pytest.approx(0.5, abs=1e-6)
+    assert prior_of_click(logit(0.1), (1.0, math.log(9))) == pytest.approx(0.5, abs=1e-6)
 
 
 def test_a_link_seen_again_takes_the_score_it_has_on_the_latest_page():

@@ -46,13 +46,47 @@ def test_the_fitted_model_goes_on_where_sources_were_reachable_and_stops_at_its_
     assert fit_stopping([(sample, False) for sample, _ in samples]) is None  # one class: nothing to learn
 
 
-def test_an_agent_keeps_its_stopping_model_when_saved(tmp_path):
+def test_an_agent_keeps_its_stopping_model_and_its_click_prior_when_saved(tmp_path):
+    import torch
+
     from models.discovery.agent import RLCrawler, new_agent
 
     agent = new_agent()
     agent.stopper = StoppingModel((0.0,) * 8, (1.0,) * 8, (0.5,) * 8, -0.2, 2.0)
+    agent.click_prior = (0.8, 1.5)
     agent.save(tmp_path / "agent.pt")
-    assert RLCrawler.load(tmp_path / "agent.pt").stopper == agent.stopper
+    loaded = RLCrawler.load(tmp_path / "agent.pt")
+    assert loaded.stopper == agent.stopper and loaded.click_prior == (0.8, 1.5)
+    # A file saved before agents carried the calibration: h as the net gives it.
+    saved = torch.load(tmp_path / "agent.pt", weights_only=True)
+    del saved["click_prior"]
+    torch.save(saved, tmp_path / "older.pt")
+    assert RLCrawler.load(tmp_path / "older.pt").click_prior is None
+
+
+def test_only_the_last_click_of_an_episode_that_reached_a_source_page_landed_on_one():
+    from models.discovery.episode import Episode
+    from models.discovery.training import click_samples
+
+    reached = Episode(site="a", negative=False, clicks=2, reached=["http://a.org/events/"])
+    assert click_samples(reached, [-1.0, 2.0]) == [(-1.0, False), (2.0, True)]
+    unreached = Episode(site="a", negative=False, clicks=3)
+    assert click_samples(unreached, [0.0, 1.0, 2.0]) == [(0.0, False), (1.0, False), (2.0, False)]
+    assert click_samples(Episode(site="b", negative=True, clicks=1), [3.0]) == [(3.0, False)]
+    assert click_samples(Episode(site="a", negative=False, reached=["http://a.org/"]), []) == []
+
+
+def test_the_click_prior_is_fitted_on_held_out_clicks_and_left_out_where_they_are_too_few():
+    from models.discovery.training import MIN_CLICK_SAMPLES, fit_click_prior
+
+    # Clicks whose h is too shy: a logit z lands on a source page with P = sigmoid(z + 2).
+    rng = np.random.default_rng(0)
+    logits = rng.normal(-2.0, 2.0, 2000)
+    samples = [(float(z), bool(rng.random() < 1 / (1 + math.exp(-(z + 2.0))))) for z in logits]
+    a, b = fit_click_prior(samples)
+    assert a == pytest.approx(1.0, abs=0.15) and b == pytest.approx(2.0, abs=0.25)
+    few = [(1.0, True)] * (MIN_CLICK_SAMPLES - 1) + [(-1.0, False)] * 100
+    assert fit_click_prior(few) is None and fit_click_prior([]) is None
 
 
 def test_the_stream_s_stored_choice_stops_by_the_model_where_the_agent_has_one():
