@@ -200,7 +200,7 @@ def fit_click_prior(samples: Sequence[tuple[float, bool]]) -> tuple[float, float
         return None
     x = np.array([[logit] for logit, _ in samples])
     y = np.array([hit for _, hit in samples])
-    # Nearly unregularised, as Platt's fit is: two parameters over a hundred clicks or more.
+    # Nearly unregularised, as Platt's fit is: two parameters over the 50–70 clicks brief agents make on 56 sites.
     fitted = LogisticRegression(C=1e4).fit(x, y)
     return float(fitted.coef_[0][0]), float(fitted.intercept_[0])
 
